@@ -1,0 +1,66 @@
+//===- RecTypes.cpp - Types of the rec dialect ----------------------------===//
+
+#include "Rec/RecTypes.h"
+#include "Rec/RecDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace rkc::rec;
+
+#include "Rec/RecEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Rec/RecTypes.cpp.inc"
+
+void RecDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "Rec/RecTypes.cpp.inc"
+      >();
+}
+
+namespace rkc::rec {
+
+Side getSide(Type type) {
+  if (isa<KeyType>(type))
+    return Side::Key;
+  if (isa<ValueType>(type))
+    return Side::Value;
+  assert(isa<ScalarType>(type) && "not a rec type");
+  return Side::Scalar;
+}
+
+Rate getRate(Type type) {
+  return TypeSwitch<Type, Rate>(type)
+      .Case<KeyType, ValueType, ScalarType>([](auto t) { return t.getRate(); })
+      .Default([](Type) -> Rate { llvm_unreachable("not a rec type"); });
+}
+
+Type getType(MLIRContext *context, Side side, Rate rate) {
+  switch (side) {
+  case Side::Key:
+    return KeyType::get(context, rate);
+  case Side::Value:
+    return ValueType::get(context, rate);
+  case Side::Scalar:
+    return ScalarType::get(context, rate);
+  }
+  llvm_unreachable("unknown side");
+}
+
+StringRef describeSide(Side side) {
+  switch (side) {
+  case Side::Key:
+    return "key-side vector (dk)";
+  case Side::Value:
+    return "value-side vector (dv)";
+  case Side::Scalar:
+    return "scalar";
+  }
+  llvm_unreachable("unknown side");
+}
+
+} // namespace rkc::rec

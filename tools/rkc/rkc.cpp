@@ -1,0 +1,55 @@
+//===- rkc.cpp - The RKC command line -------------------------------------===//
+//
+//   rkc run SPEC --inputs IN.safetensors --out OUT.safetensors [--backend ...]
+//   rkc compile | tune | bench   (to come)
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace {
+// Subcommands that later versions implement; they say so when called.
+cl::SubCommand compileCommand("compile",
+                              "Compile a spec to CUDA kernels (not yet "
+                              "available in this version)");
+cl::SubCommand tuneCommand("tune", "Autotune a spec's kernel schedule (not "
+                                   "yet available in this version)");
+cl::SubCommand benchCommand("bench", "Benchmark a spec's kernels (not yet "
+                                     "available in this version)");
+cl::OptionCategory pendingCategory("arguments");
+cl::list<std::string> pendingArgs(cl::cat(pendingCategory), cl::Positional, cl::sub(compileCommand),
+                                  cl::sub(tuneCommand), cl::sub(benchCommand),
+                                  cl::desc("<arguments>"));
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  // Only RKC's own options appear in --help, not those of linked libraries.
+  cl::HideUnrelatedOptions({&rkc::cli::runCategory, &pendingCategory});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "RKC, the recurrent kernel compiler\n\n"
+      "  rkc run [SPEC] [--inputs IN.safetensors | --random SHAPE] "
+      "[--out OUT.safetensors]\n"
+      "      run a recurrence spec on the CPU in float64 (the interpreter)\n\n"
+      "Use 'rkc SUBCOMMAND --help' for a subcommand's options.\n");
+
+  if (rkc::cli::runCommand)
+    return rkc::cli::runRun();
+  for (cl::SubCommand *pending : {&compileCommand, &tuneCommand,
+                                  &benchCommand})
+    if (*pending) {
+      errs() << "rkc " << pending->getName()
+             << ": not available in this version of rkc yet; 'rkc run' "
+                "executes specs on the CPU\n";
+      return 2;
+    }
+  errs() << "rkc: no subcommand given; see 'rkc --help'\n";
+  return 2;
+}

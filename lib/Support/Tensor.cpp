@@ -57,31 +57,31 @@ int64_t dtypeSize(DType dtype) {
   return 0;
 }
 
-static double roundToBF16(double value) {
-  float f = static_cast<float>(value);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7f800000u) == 0x7f800000u) // inf or nan: keep as is
-    return f;
-  bits += 0x7fffu + ((bits >> 16) & 1u); // round to nearest even
-  bits &= 0xffff0000u;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-static double roundToF16(double value) {
-  // float16: 10 mantissa bits, exponent range [-14, 15], subnormals below.
+/// Rounds to a binary format with `mantissaBits` explicit mantissa bits,
+/// smallest normal exponent `minExponent` and largest finite value
+/// `maxFinite`, directly from float64 (round to nearest even, subnormals
+/// included), so there is no double rounding through float32.
+static double roundToBinary(double value, int mantissaBits, int minExponent,
+                            double maxFinite) {
   if (!std::isfinite(value) || value == 0.0)
     return value;
   double mag = std::fabs(value);
-  if (mag >= 65520.0) // rounds past the largest float16 (65504)
-    return std::copysign(std::numeric_limits<double>::infinity(), value);
   int exp;
   std::frexp(mag, &exp); // mag = m * 2^exp, m in [0.5, 1)
-  int e = std::max(exp - 1, -14);
-  double quantum = std::ldexp(1.0, e - 10);
+  int e = std::max(exp - 1, minExponent);
+  double quantum = std::ldexp(1.0, e - mantissaBits);
   double q = std::nearbyint(mag / quantum) * quantum; // ties to even
+  if (q > maxFinite)
+    return std::copysign(std::numeric_limits<double>::infinity(), value);
   return std::copysign(q, value);
+}
+
+static double roundToBF16(double value) {
+  return roundToBinary(value, 7, -126, std::ldexp(255.0 / 128.0, 127));
+}
+
+static double roundToF16(double value) {
+  return roundToBinary(value, 10, -14, 65504.0);
 }
 
 double roundToDType(double value, DType dtype) {

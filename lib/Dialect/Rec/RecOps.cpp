@@ -171,8 +171,8 @@ LogicalResult RepeatOp::verify() {
   auto recurrence = (*this)->getParentOfType<RecurrenceOp>();
   if (recurrence && !recurrence.getParam(getCount())) {
     std::string known;
-    if (recurrence.getParams())
-      for (NamedAttribute p : *recurrence.getParams())
+    if (std::optional<DictionaryAttr> params = recurrence.getParams())
+      for (NamedAttribute p : *params)
         known += (known.empty() ? "" : ", ") + p.getName().str();
     return emitOpError() << "count \"" << getCount()
                          << "\" is not a parameter of @"

@@ -36,28 +36,28 @@ rec.recurrence @all_factors scale 0.25 params {n = 3} {
   %sub = rec.sub %add, %k : !rec.key, !rec.key
   // CHECK: %[[MUL:.*]] = rec.mul %lam, %[[SUB]] : !rec.scalar<head>, !rec.key
   %mul = rec.mul %lam, %sub : !rec.scalar<head>, !rec.key
-  // CHECK: rec.neg %[[MUL]] : !rec.key
+  // CHECK: %[[NEG:.*]] = rec.neg %[[MUL]] : !rec.key
   %neg = rec.neg %mul : !rec.key
-  // CHECK: rec.exp %lam : !rec.scalar<head>
+  // CHECK: %[[EXP:.*]] = rec.exp %lam : !rec.scalar<head>
   %exp = rec.exp %lam : !rec.scalar<head>
-  // CHECK: rec.sigmoid %gs : !rec.scalar
+  // CHECK: %[[SIG:.*]] = rec.sigmoid %gs : !rec.scalar
   %sig = rec.sigmoid %gs : !rec.scalar
   // CHECK: rec.softplus %g : !rec.key
   %sp = rec.softplus %g : !rec.key
-  // CHECK: rec.logsigmoid %g : !rec.key
+  // CHECK: %[[LS:.*]] = rec.logsigmoid %g : !rec.key
   %ls = rec.logsigmoid %g : !rec.key
-  // CHECK: rec.l2norm %q : !rec.key
+  // CHECK: %[[QN:.*]] = rec.l2norm %q : !rec.key
   %qn = rec.l2norm %q : !rec.key
-  // CHECK: rec.l2norm %k {eps = 1.000000e-03 : f64} : !rec.key
+  // CHECK: %[[KN:.*]] = rec.l2norm %k {eps = 1.000000e-03 : f64} : !rec.key
   %kn = rec.l2norm %k {eps = 1.0e-3 : f64} : !rec.key
-  // CHECK: rec.dot %q, %k : !rec.key, !rec.key
+  // CHECK: %[[DOT:.*]] = rec.dot %q, %k : !rec.key, !rec.key
   %dot = rec.dot %q, %k : !rec.key, !rec.key
-  // CHECK: rec.project_out %q along %kn : !rec.key, !rec.key
+  // CHECK: %[[PERP:.*]] = rec.project_out %q along %[[KN]] : !rec.key, !rec.key
   %perp = rec.project_out %q along %kn : !rec.key, !rec.key
-  // CHECK: rec.mul %wh, %v : !rec.value<head>, !rec.value
+  // CHECK: %[[WV:.*]] = rec.mul %wh, %v : !rec.value<head>, !rec.value
   %wv = rec.mul %wh, %v : !rec.value<head>, !rec.value
   // A substep value combined with a token value is a substep value.
-  // CHECK: rec.mul %c, %bs : !rec.scalar<head>, !rec.scalar<substep>
+  // CHECK: %[[BS2:.*]] = rec.mul %[[C]], %bs : !rec.scalar<head>, !rec.scalar<substep>
   %bs2 = rec.mul %c, %bs : !rec.scalar<head>, !rec.scalar<substep>
 
   // CHECK: rec.step {
@@ -66,26 +66,26 @@ rec.recurrence @all_factors scale 0.25 params {n = 3} {
     rec.decay %g : !rec.key
     // CHECK-NEXT: rec.decay %gs : !rec.scalar
     rec.decay %gs : !rec.scalar
-    // CHECK-NEXT: rec.dplr %ls, %perp, %kn : !rec.key, !rec.key, !rec.key
+    // CHECK-NEXT: rec.dplr %[[LS]], %[[PERP]], %[[KN]] : !rec.key, !rec.key, !rec.key
     rec.dplr %ls, %perp, %kn : !rec.key, !rec.key, !rec.key
-    // CHECK-NEXT: rec.erase %qn scale %sig : !rec.key, !rec.scalar
+    // CHECK-NEXT: rec.erase %[[QN]] scale %[[SIG]] : !rec.key, !rec.scalar
     rec.erase %qn scale %sig : !rec.key, !rec.scalar
-    // CHECK-NEXT: rec.erase %kn : !rec.key
+    // CHECK-NEXT: rec.erase %[[KN]] : !rec.key
     rec.erase %kn : !rec.key
-    // CHECK-NEXT: rec.rank1 %kn, %neg : !rec.key, !rec.key
+    // CHECK-NEXT: rec.rank1 %[[KN]], %[[NEG]] : !rec.key, !rec.key
     rec.rank1 %kn, %neg : !rec.key, !rec.key
-    // CHECK-NEXT: rec.rank1 %kn, %qn scale %dot : !rec.key, !rec.key, !rec.scalar
+    // CHECK-NEXT: rec.rank1 %[[KN]], %[[QN]] scale %[[DOT]] : !rec.key, !rec.key, !rec.scalar
     rec.rank1 %kn, %qn scale %dot : !rec.key, !rec.key, !rec.scalar
-    // CHECK-NEXT: rec.write %kn, %wv scale %exp : !rec.key, !rec.value, !rec.scalar<head>
+    // CHECK-NEXT: rec.write %[[KN]], %[[WV]] scale %[[EXP]] : !rec.key, !rec.value, !rec.scalar<head>
     rec.write %kn, %wv scale %exp : !rec.key, !rec.value, !rec.scalar<head>
     // CHECK-NEXT: rec.repeat "n" {
     rec.repeat "n" {
-      // CHECK-NEXT: rec.delta %ks, %vs scale %bs2 : !rec.key<substep>, !rec.value<substep>, !rec.scalar<substep>
+      // CHECK-NEXT: rec.delta %ks, %vs scale %[[BS2]] : !rec.key<substep>, !rec.value<substep>, !rec.scalar<substep>
       rec.delta %ks, %vs scale %bs2 : !rec.key<substep>, !rec.value<substep>, !rec.scalar<substep>
-      // CHECK-NEXT: rec.delta %kn, %v : !rec.key, !rec.value
+      // CHECK-NEXT: rec.delta %[[KN]], %v : !rec.key, !rec.value
       rec.delta %kn, %v : !rec.key, !rec.value
     }
-    // CHECK: rec.read %qn : !rec.key
+    // CHECK: rec.read %[[QN]] : !rec.key
     rec.read %qn : !rec.key
   }
 }

@@ -33,7 +33,9 @@
 
 include_guard(GLOBAL)
 
-set(RKC_STATIC_LLVM_COMPONENTS "Support;Demangle" CACHE STRING
+# Support/Demangle for MLIRSupport/MLIRIR; Remarks for MLIRRemarkStreamer (which
+# MLIRPass pulls in). Found by linking rkc and rkc-opt.
+set(RKC_STATIC_LLVM_COMPONENTS "Support;Demangle;Remarks" CACHE STRING
   "LLVM components (llvm-config names) linked statically in place of libLLVM.so")
 option(RKC_STATIC_LIBSTDCXX "RKC_STATIC: link libstdc++ and libgcc statically" ON)
 option(RKC_STATIC_FULL "RKC_STATIC: link fully statically (-static, glibc included)" OFF)
@@ -148,7 +150,9 @@ endforeach()
 message(STATUS "RKC_STATIC: rewrote the link interface of ${_rkc_rewritten} imported targets; "
                "libLLVM.so -> ${_rkc_llvm_libs}")
 
-# 3. The C++ runtime.
+# 3. The C++ runtime. No run path either: there is no shared library of ours
+#    or of LLVM's to find (AddLLVM would add $ORIGIN/../lib and LLVM's lib).
+set(CMAKE_SKIP_RPATH ON)
 if(RKC_STATIC_FULL)
   add_link_options(-static)
 elseif(RKC_STATIC_LIBSTDCXX)

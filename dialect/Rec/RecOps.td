@@ -62,8 +62,10 @@ def Rec_RecurrenceOp : Rec_Op<"recurrence", [
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
-    /// The step of this recurrence (verified to exist exactly once).
+    /// The step of this recurrence, null once a pass has lowered it.
     StepOp getStep();
+    /// The state transition: the step or its lowered form (the last op).
+    ::mlir::Operation *getTransition();
     /// The inputs in declaration order.
     llvm::SmallVector<InputOp> getInputs();
     /// The value of integer parameter `name`, or std::nullopt.
@@ -324,5 +326,102 @@ def Rec_ReadOp : Rec_Op<"read", [HasParent<"StepOp">]> {
   let arguments = (ins Rec_Key:$query);
   let assemblyFormat = "$query attr-dict `:` type($query)";
 }
+
+//===----------------------------------------------------------------------===//
+// Interleaved form: generalized DPLR sub-steps
+//===----------------------------------------------------------------------===//
+
+def Rec_InterleavedOp : Rec_Op<"interleaved", [
+    HasParent<"RecurrenceOp">, SingleBlock, NoTerminator]> {
+  let summary = "one token as a sequence of generalized DPLR sub-steps";
+  let description = [{
+    What `--rec-interleave` makes of a `rec.step`: the token's factors as m
+    consecutive `rec.substep`s, each of the one form
+
+        S ← (Diag(exp g) + a bᵀ) S + k vᵀ
+
+    The last sub-step reads. Every later stage (chunking, decoding) works on
+    this table.
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+}
+
+def Rec_SubstepOp : Rec_Op<"substep", [
+    ParentOneOf<["InterleavedOp", "DecodeOp", "ChunkedOp"]>,
+    AttrSizedOperandSegments]> {
+  let summary = "a generalized DPLR sub-step S ← (Diag(exp g) + a bᵀ) S + k vᵀ";
+  let description = [{
+    One row of the sub-step table, in factored form:
+
+        a = -α x,    b = exp(g) ⊙ y   (b = y with `undecayed_read`),
+        S ← (Diag(exp g) + a bᵀ) S + κ k vᵀ,    o = Sᵀ (scale · q) if read.
+
+    `decay(g)` is absent for the identity; `rank1(x, y, α)` is absent when
+    the sub-step has no rank-1 factor; `write(k, v, κ)` when it writes
+    nothing; `read(q)` when it is not read. A rank-1 factor that acts after
+    the decay, `(I - α x yᵀ) Diag(exp g) = Diag(exp g) - α x (exp(g) ⊙ y)ᵀ`,
+    reads at the decayed vector: the read vector carries the sub-step's
+    decay. DPLR's `(Diag(exp g) + a bᵀ)` reads the state before the decay
+    (`undecayed_read`).
+
+    The tags in `<...>` state the structure that later passes specialise on:
+    decay (`no_decay`, `scalar_decay`, `channel_decay`), rank-1
+    (`no_rank1`, `symmetric` when x and y are the same vector, `general`),
+    write (`no_write`, `writes`) and read (`no_read`, `reads`). `index` is
+    the row j of `<substep>` inputs this sub-step reads (DeltaProduct).
+
+    ```mlir
+    // EDA's erase: decay, erase at e with strength γ; no write, not read.
+    rec.substep <channel_decay, symmetric, no_write, no_read>
+        decay(%g : !rec.key) rank1(%e, %e, %gamma : !rec.key, !rec.key, !rec.scalar)
+    ```
+  }];
+  let arguments = (ins Rec_DecayKind:$decay, Rec_Rank1Kind:$rank1,
+                       Rec_WriteKind:$write, Rec_ReadKind:$read,
+                       UnitAttr:$undecayed_read,
+                       DefaultValuedAttr<I64Attr, "0">:$index,
+                       Optional<Rec_GateType>:$gate,
+                       Optional<Rec_Key>:$erase_along,
+                       Optional<Rec_Key>:$read_along,
+                       Optional<Rec_Scalar>:$strength,
+                       Optional<Rec_Key>:$key,
+                       Optional<Rec_Value>:$value,
+                       Optional<Rec_Scalar>:$write_strength,
+                       Optional<Rec_Key>:$query);
+  let assemblyFormat = [{
+    `<` $decay `,` $rank1 `,` $write `,` $read `>`
+    (`undecayed_read` $undecayed_read^)?
+    (`decay` `(` $gate^ `:` type($gate) `)`)?
+    (`rank1` `(` $erase_along^ `,` $read_along `,` $strength `:`
+      type($erase_along) `,` type($read_along) `,` type($strength) `)`)?
+    (`write` `(` $key^ `,` $value `,` $write_strength `:`
+      type($key) `,` type($value) `,` type($write_strength) `)`)?
+    (`read` `(` $query^ `:` type($query) `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Rec_DecodeOp : Rec_Op<"decode", [
+    HasParent<"RecurrenceOp">, SingleBlock, NoTerminator]> {
+  let summary = "the sub-steps as a state update for one new token";
+  let description = [{
+    What `--rec-decode` makes of the interleaved form: the decoding kernel's
+    work for each new token from a given state, applied in place. Per
+    sub-step, in order:
+
+        u = Sᵀ b          (the rank-1 read; dv values)
+        S ← Diag(exp g) S + a uᵀ + k vᵀ
+    and o = Sᵀ (scale · q) at the reading sub-step. The state is read and
+    written once per token; `tokens` new tokens are taken in sequence.
+  }];
+  let arguments = (ins DefaultValuedAttr<I64Attr, "1">:$tokens);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`tokens` `(` $tokens `)` attr-dict-with-keyword $body";
+}
+
+include "RecChunkOps.td"
 
 #endif // REC_OPS_TD

@@ -22,9 +22,7 @@ PrologueEvaluator::PrologueEvaluator(const SpecPlan &plan,
     values.emplace_back(e.side == Side::Key     ? shape.dk
                         : e.side == Side::Value ? shape.dv
                                                 : 1);
-  for (const SpecPlan::Factor &f : plan.factors)
-    if (f.kind == SpecPlan::FactorKind::Repeat)
-      substeps = shape.getParam(f.count);
+  substeps = plan.substepRows(shape.params);
 }
 
 const double *PrologueEvaluator::inputRow(int expr) const {
@@ -163,41 +161,31 @@ void PrologueEvaluator::evaluateSubstep(int64_t j) {
 // Factors
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// The state of one (sequence, value head): S[i * dv + c], i < dk, c < dv.
-struct State {
-  int64_t dk, dv;
-  std::vector<double> s;
-  std::vector<double> read; // scratch: yᵀS
+void DenseState::readAt(const double *y) {
+  read.assign(dv, 0.0);
+  for (int64_t i = 0; i < dk; ++i)
+    for (int64_t c = 0; c < dv; ++c)
+      read[c] += y[i] * s[i * dv + c];
+}
 
-  /// read = yᵀ S
-  void readAt(const double *y) {
-    read.assign(dv, 0.0);
-    for (int64_t i = 0; i < dk; ++i)
-      for (int64_t c = 0; c < dv; ++c)
-        read[c] += y[i] * s[i * dv + c];
+void DenseState::addOuter(double alpha, const double *x, const double *w) {
+  for (int64_t i = 0; i < dk; ++i)
+    for (int64_t c = 0; c < dv; ++c)
+      s[i * dv + c] += alpha * x[i] * w[c];
+}
+
+void DenseState::decay(const double *g, bool perChannel) {
+  for (int64_t i = 0; i < dk; ++i) {
+    double f = std::exp(perChannel ? g[i] : g[0]);
+    for (int64_t c = 0; c < dv; ++c)
+      s[i * dv + c] *= f;
   }
-  /// S += alpha · x wᵀ
-  void addOuter(double alpha, const double *x, const double *w) {
-    for (int64_t i = 0; i < dk; ++i)
-      for (int64_t c = 0; c < dv; ++c)
-        s[i * dv + c] += alpha * x[i] * w[c];
-  }
-  /// S ← Diag(exp g) S, g a scalar or a key-side vector.
-  void decay(const double *g, bool perChannel) {
-    for (int64_t i = 0; i < dk; ++i) {
-      double f = std::exp(perChannel ? g[i] : g[0]);
-      for (int64_t c = 0; c < dv; ++c)
-        s[i * dv + c] *= f;
-    }
-  }
-};
-} // namespace
+}
 
 static void applyFactors(const std::vector<SpecPlan::Factor> &factors,
                          PrologueEvaluator &prologue,
                          const ProblemShape &shape, const SpecPlan &plan,
-                         State &state) {
+                         DenseState &state) {
   using K = SpecPlan::FactorKind;
   for (const SpecPlan::Factor &f : factors) {
     auto val = [&](int i) { return prologue.value(f.operands[i]); };
@@ -240,9 +228,9 @@ static void applyFactors(const std::vector<SpecPlan::Factor> &factors,
   }
 }
 
-bool interpret(const SpecPlan &plan, const TensorMap &inputs,
-               const RunOptions &options, TensorMap &outputs,
-               std::string &error) {
+bool runSequences(const SpecPlan &plan, const TensorMap &inputs,
+                  const RunOptions &options, TensorMap &outputs,
+                  std::string &error, const SequenceRunner &runner) {
   ProblemShape shape;
   if (!bindProblem(plan, inputs, options, shape, error))
     return false;
@@ -254,7 +242,7 @@ bool interpret(const SpecPlan &plan, const TensorMap &inputs,
     init = &it->second;
 
   PrologueEvaluator prologue(plan, shape, inputs);
-  State state{dk, dv, {}, {}};
+  DenseState state{dk, dv, {}, {}};
   for (int64_t seq = 0; seq < shape.numSequences(); ++seq) {
     for (int64_t h = 0; h < HV; ++h) {
       int64_t stateOffset = (seq * HV + h) * dk * dv;
@@ -263,16 +251,7 @@ bool interpret(const SpecPlan &plan, const TensorMap &inputs,
                        init->values.begin() + stateOffset + dk * dv);
       else
         state.s.assign(dk * dv, 0.0);
-      int64_t row = shape.seqRow[seq];
-      for (int64_t t = shape.seqBegin[seq]; t < shape.seqEnd[seq]; ++t) {
-        prologue.evaluateToken(row, t, h);
-        applyFactors(plan.factors, prologue, shape, plan, state);
-        // o_t = S_tᵀ (scale · q_t), after the update.
-        state.readAt(prologue.value(plan.query));
-        double *out = &o[((row * shape.length + t) * HV + h) * dv];
-        for (int64_t c = 0; c < dv; ++c)
-          out[c] = shape.scale * state.read[c];
-      }
+      runner(shape, seq, h, state, prologue, o);
       std::copy(state.s.begin(), state.s.end(),
                 finalState.values.begin() + stateOffset);
     }
@@ -281,6 +260,83 @@ bool interpret(const SpecPlan &plan, const TensorMap &inputs,
   outputs["o"] = std::move(o);
   outputs["final_state"] = std::move(finalState);
   return true;
+}
+
+/// o_t = S_tᵀ (scale · q_t), after the update.
+static void readOutput(const ProblemShape &shape, int64_t row, int64_t t,
+                       int64_t h, DenseState &state, const double *q,
+                       HostTensor &o) {
+  state.readAt(q);
+  double *out = &o[((row * shape.length + t) * shape.valueHeads + h) *
+                   shape.dv];
+  for (int64_t c = 0; c < shape.dv; ++c)
+    out[c] = shape.scale * state.read[c];
+}
+
+bool interpret(const SpecPlan &plan, const TensorMap &inputs,
+               const RunOptions &options, TensorMap &outputs,
+               std::string &error) {
+  if (plan.form != SpecPlan::Form::Step) {
+    error = "the interpreter runs specs (rec.step); @" + plan.name +
+            " is already lowered";
+    return false;
+  }
+  return runSequences(
+      plan, inputs, options, outputs, error,
+      [&](const ProblemShape &shape, int64_t seq, int64_t h,
+          DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
+        int64_t row = shape.seqRow[seq];
+        for (int64_t t = shape.seqBegin[seq]; t < shape.seqEnd[seq]; ++t) {
+          prologue.evaluateToken(row, t, h);
+          applyFactors(plan.factors, prologue, shape, plan, state);
+          readOutput(shape, row, t, h, state, prologue.value(plan.query), o);
+        }
+      });
+}
+
+bool runDecode(const SpecPlan &plan, const TensorMap &inputs,
+               const RunOptions &options, TensorMap &outputs,
+               std::string &error) {
+  if (plan.substeps.empty()) {
+    error = "the decode executor runs sub-steps; lower @" + plan.name +
+            " with --rec-lower-decode first";
+    return false;
+  }
+  return runSequences(
+      plan, inputs, options, outputs, error,
+      [&](const ProblemShape &shape, int64_t seq, int64_t h,
+          DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
+        int64_t row = shape.seqRow[seq];
+        std::vector<double> b(shape.dk);
+        for (int64_t t = shape.seqBegin[seq]; t < shape.seqEnd[seq]; ++t) {
+          prologue.evaluateToken(row, t, h);
+          for (const SpecPlan::Substep &s : plan.substeps) {
+            prologue.evaluateSubstep(s.index);
+            // u = Sᵀ b, b = exp(g) ⊙ y (or y): read before the decay.
+            const double *g = s.gate >= 0 ? prologue.value(s.gate) : nullptr;
+            bool channel = g && prologue.width(s.gate) > 1;
+            if (s.eraseAlong >= 0) {
+              const double *y = prologue.value(s.readAlong);
+              for (int64_t d = 0; d < shape.dk; ++d)
+                b[d] = (g && !s.undecayedRead)
+                           ? y[d] * std::exp(channel ? g[d] : g[0])
+                           : y[d];
+              state.readAt(b.data());
+            }
+            // S ← Diag(exp g) S - α x uᵀ + κ k vᵀ
+            if (g)
+              state.decay(g, channel);
+            if (s.eraseAlong >= 0)
+              state.addOuter(-prologue.value(s.strength)[0],
+                             prologue.value(s.eraseAlong), state.read.data());
+            if (s.key >= 0)
+              state.addOuter(prologue.value(s.writeStrength)[0],
+                             prologue.value(s.key), prologue.value(s.value));
+            if (s.query >= 0)
+              readOutput(shape, row, t, h, state, prologue.value(s.query), o);
+          }
+        }
+      });
 }
 
 } // namespace rkc

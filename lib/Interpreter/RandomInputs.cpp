@@ -129,7 +129,22 @@ std::vector<InputRole> classifyInputs(const SpecPlan &plan) {
         }
       };
   visit(plan.factors);
-  mark(plan.query, InputRole::Address);
+  if (plan.query >= 0)
+    mark(plan.query, InputRole::Address);
+  for (const SpecPlan::Substep &s : plan.substeps) {
+    auto markIf = [&](int expr, InputRole role) {
+      if (expr >= 0)
+        mark(expr, role);
+    };
+    markIf(s.gate, InputRole::Gate);
+    markIf(s.eraseAlong, InputRole::Address);
+    markIf(s.readAlong, InputRole::Address);
+    markIf(s.strength, InputRole::Strength);
+    markIf(s.key, InputRole::Address);
+    markIf(s.value, InputRole::Value);
+    markIf(s.writeStrength, InputRole::Strength);
+    markIf(s.query, InputRole::Address);
+  }
   return roles;
 }
 
@@ -140,14 +155,12 @@ TensorMap randomInputs(const SpecPlan &plan, const RandomShape &shape,
   auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
   const int64_t H = shape.keyHeads;
   const int64_t HV = shape.valueHeads ? shape.valueHeads : H;
-  int64_t substeps = 1;
-  for (const SpecPlan::Factor &f : plan.factors)
-    if (f.kind == SpecPlan::FactorKind::Repeat) {
-      substeps = plan.getParam(f.count);
-      for (auto &[name, value] : options.params)
-        if (name == f.count)
-          substeps = value;
-    }
+  std::vector<std::pair<std::string, int64_t>> params = plan.params;
+  for (auto &[name, value] : options.params)
+    for (auto &p : params)
+      if (p.first == name)
+        p.second = value;
+  int64_t substeps = plan.substepRows(params);
 
   std::vector<InputRole> roles = classifyInputs(plan);
   TensorMap tensors;

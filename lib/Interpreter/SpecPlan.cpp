@@ -122,6 +122,15 @@ struct PlanBuilder {
 };
 } // namespace
 
+static int64_t lookupParam(
+    const std::vector<std::pair<std::string, int64_t>> &params,
+    const std::string &name) {
+  for (auto &[key, value] : params)
+    if (key == name)
+      return value;
+  return -1;
+}
+
 SpecPlan SpecPlan::build(RecurrenceOp recurrence) {
   PlanBuilder builder;
   SpecPlan &plan = builder.plan;
@@ -134,22 +143,56 @@ SpecPlan SpecPlan::build(RecurrenceOp recurrence) {
                                cast<IntegerAttr>(p.getValue()).getInt());
   for (Operation &op : recurrence.getBody().front())
     builder.addPrologueOp(&op);
-  for (Operation &op : recurrence.getStep().getBody().front()) {
-    if (auto read = dyn_cast<ReadOp>(op))
-      plan.query = builder.expr(read.getQuery());
-    else
-      plan.factors.push_back(builder.factor(&op));
+  Operation *transition = recurrence.getTransition();
+  if (auto step = dyn_cast<StepOp>(transition)) {
+    for (Operation &op : step.getBody().front()) {
+      if (auto read = dyn_cast<ReadOp>(op))
+        plan.query = builder.expr(read.getQuery());
+      else
+        plan.factors.push_back(builder.factor(&op));
+    }
+    return std::move(builder.plan);
+  }
+  Region *table = TypeSwitch<Operation *, Region *>(transition)
+                      .Case([&](InterleavedOp op) {
+                        plan.form = SpecPlan::Form::Interleaved;
+                        return &op.getBody();
+                      })
+                      .Case([&](DecodeOp op) {
+                        plan.form = SpecPlan::Form::Decode;
+                        return &op.getBody();
+                      })
+                      .Case([&](ChunkedOp op) {
+                        plan.form = SpecPlan::Form::Chunked;
+                        return &op.getSubsteps();
+                      });
+  auto index = [&](Value v) { return v ? builder.expr(v) : -1; };
+  for (SubstepOp s : table->front().getOps<SubstepOp>()) {
+    SpecPlan::Substep sub;
+    sub.gate = index(s.getGate());
+    sub.eraseAlong = index(s.getEraseAlong());
+    sub.readAlong = index(s.getReadAlong());
+    sub.strength = index(s.getStrength());
+    sub.key = index(s.getKey());
+    sub.value = index(s.getValue());
+    sub.writeStrength = index(s.getWriteStrength());
+    sub.query = index(s.getQuery());
+    sub.undecayedRead = s.getUndecayedRead();
+    sub.index = s.getIndex();
+    plan.substeps.push_back(sub);
   }
   return std::move(builder.plan);
 }
 
-static int64_t lookupParam(
-    const std::vector<std::pair<std::string, int64_t>> &params,
-    const std::string &name) {
-  for (auto &[key, value] : params)
-    if (key == name)
-      return value;
-  return -1;
+int64_t SpecPlan::substepRows(
+    const std::vector<std::pair<std::string, int64_t>> &resolved) const {
+  int64_t rows = 1;
+  for (const Factor &f : factors)
+    if (f.kind == FactorKind::Repeat)
+      rows = lookupParam(resolved, f.count);
+  for (const Substep &s : substeps)
+    rows = std::max(rows, s.index + 1);
+  return rows;
 }
 
 int64_t SpecPlan::getParam(const std::string &name) const {
@@ -205,11 +248,8 @@ bool bindProblem(const SpecPlan &plan, const TensorMap &tensors,
       return fail("parameter '" + name + "' must be a positive integer, got " +
                   std::to_string(value));
   }
-  // The sub-step count of `<substep>` inputs: the (single) repeat's count.
-  int64_t substeps = 1;
-  for (const SpecPlan::Factor &f : plan.factors)
-    if (f.kind == SpecPlan::FactorKind::Repeat)
-      substeps = shape.getParam(f.count);
+  // Rows a token of `<substep>` inputs.
+  int64_t substeps = plan.substepRows(shape.params);
 
   // Every tensor must be an input of the spec, initial_state or cu_seqlens.
   for (auto &[name, tensor] : tensors) {

@@ -65,18 +65,37 @@ struct SpecPlan {
     std::vector<Factor> body;
   };
 
+  /// One generalized DPLR sub-step of a lowered spec (rec.substep), by
+  /// expr index (-1: absent):
+  ///   S ← (Diag(exp g) - α x bᵀ) S + κ k vᵀ,  b = exp(g) ⊙ y or y,
+  ///   o = Sᵀ (scale q) when `query` is present.
+  struct Substep {
+    int gate = -1, eraseAlong = -1, readAlong = -1, strength = -1;
+    int key = -1, value = -1, writeStrength = -1, query = -1;
+    bool undecayedRead = false;
+    int64_t index = 0; // row j of <substep> inputs
+  };
+
+  /// Which form the state transition has.
+  enum class Form { Step, Interleaved, Decode, Chunked };
+
   std::string name;
+  Form form = Form::Step;
   std::optional<double> scale;
   std::vector<std::pair<std::string, int64_t>> params;
   std::vector<Input> inputs;
   std::vector<Expr> exprs;
-  std::vector<Factor> factors;
-  int query = -1; // the expr read by rec.read
+  std::vector<Factor> factors;     // Form::Step
+  std::vector<Substep> substeps;   // the lowered forms
+  int query = -1; // the expr read by rec.read (Form::Step)
 
   /// Flattens a verified recurrence.
   static SpecPlan build(rec::RecurrenceOp recurrence);
 
   int64_t getParam(const std::string &name) const;
+  /// Rows a token of `<substep>` inputs, given resolved parameters.
+  int64_t substepRows(
+      const std::vector<std::pair<std::string, int64_t>> &params) const;
 };
 
 /// How a caller runs a spec: overrides of scale and parameters.
@@ -103,6 +122,9 @@ struct ProblemShape {
 
   int64_t numSequences() const { return static_cast<int64_t>(seqRow.size()); }
   int64_t getParam(const std::string &name) const;
+  /// Rows a token of `<substep>` inputs, given resolved parameters.
+  int64_t substepRows(
+      const std::vector<std::pair<std::string, int64_t>> &params) const;
 };
 
 /// The layout of an input as MATH.md writes it ("[B, T, H, dk]").

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Rec/Passes.h"
 #include "Rec/RecDialect.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -14,6 +15,7 @@
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  rkc::rec::registerRecPassesAndPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<rkc::rec::RecDialect>();

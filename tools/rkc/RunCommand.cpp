@@ -9,7 +9,7 @@
 #include "Commands.h"
 #include "EmbeddedSpec.h"
 
-#include "Interpreter/Interpreter.h"
+#include "Interpreter/Backends.h"
 #include "Interpreter/RandomInputs.h"
 #include "Interpreter/SpecFile.h"
 #include "Support/SafeTensors.h"
@@ -76,10 +76,15 @@ cl::opt<std::string> outDType("out-dtype", cl::sub(runCommand),
                               cl::desc("Dtype of the outputs (f64, f32, bf16, "
                                        "f16)"),
                               cl::cat(runCategory));
-cl::opt<std::string> backend("backend", cl::sub(runCommand), cl::init("interp"),
-                             cl::desc("Executor: interp (the float64 "
-                                      "token-by-token interpreter)"),
-                             cl::cat(runCategory));
+cl::opt<std::string> backend(
+    "backend", cl::sub(runCommand), cl::init("interp"),
+    cl::desc("Executor, all float64: interp (the spec token by token), "
+             "chunked (the chunked WY/UT algorithm of --rec-lower-chunked), "
+             "decode (the sub-steps of --rec-lower-decode token by token)"),
+    cl::cat(runCategory));
+cl::opt<int64_t> chunkSize("chunk-size", cl::sub(runCommand), cl::init(64),
+                           cl::desc("Tokens per chunk of --backend chunked"),
+                           cl::cat(runCategory));
 cl::opt<double> scale("scale", cl::sub(runCommand), cl::init(0.0),
                       cl::desc("Read scale (default: the spec's, else "
                                "dk^-0.5)"),
@@ -106,9 +111,10 @@ double frobenius(const HostTensor &t) {
 } // namespace
 
 int runRun() {
-  if (backend != "interp")
+  if (backend != "interp" && backend != "chunked" && backend != "decode")
     return fail("backend '" + backend +
-                "' is not available in this version (available: interp)");
+                "' is not available in this version (available: interp, "
+                "chunked, decode)");
   DType outType, randomType;
   if (!parseDType(outDType, outType) ||
       (outType != DType::F64 && outType != DType::F32 &&
@@ -182,7 +188,11 @@ int runRun() {
 
   TensorMap outputs;
   auto start = std::chrono::steady_clock::now();
-  if (!interpret(plan, inputs, options, outputs, error))
+  BackendOptions backendOptions;
+  backendOptions.backend = backend;
+  backendOptions.chunkSize = chunkSize;
+  if (!runBackend(spec.recurrence, backendOptions, inputs, options, outputs,
+                  error))
     return fail(error);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
@@ -202,7 +212,10 @@ int runRun() {
          << format(" scale=%.6g", shape.scale);
   for (auto &[name, value] : shape.params)
     outs() << " " << name << "=" << value;
-  outs() << "\n  backend  " << backend.getValue() << " (float64)"
+  outs() << "\n  backend  " << backend.getValue();
+  if (backend == "chunked")
+    outs() << " (chunk " << chunkSize << " tokens)";
+  outs() << " (float64)"
          << format(", %.3f s", seconds) << "\n";
   for (auto &[name, t] : outputs)
     outs() << "  output   " << name << " " << formatShape(t.shape)

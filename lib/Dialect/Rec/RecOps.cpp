@@ -22,6 +22,11 @@ using namespace rkc::rec;
 // RecurrenceOp
 //===----------------------------------------------------------------------===//
 
+Operation *RecurrenceOp::getTransition() {
+  Block &body = getBody().front();
+  return body.empty() ? nullptr : &body.back();
+}
+
 StepOp RecurrenceOp::getStep() {
   for (Operation &op : getBody().front())
     if (auto step = dyn_cast<StepOp>(op))
@@ -78,18 +83,22 @@ LogicalResult RecurrenceOp::verifyRegions() {
     }
   }
 
-  auto steps = llvm::to_vector(body.getOps<StepOp>());
+  // The transition: the spec's rec.step, or what a lowering made of it.
+  SmallVector<Operation *> steps;
+  for (Operation &op : body)
+    if (isa<StepOp, InterleavedOp, DecodeOp, ChunkedOp>(op))
+      steps.push_back(&op);
   if (steps.empty())
     return emitOpError() << "has no 'rec.step': a recurrence must say how "
                             "the state is updated";
   if (steps.size() > 1)
-    return steps[1].emitOpError()
+    return steps[1]->emitOpError()
            << "is a second step of @" << getSymName()
            << ": a recurrence has exactly one 'rec.step'";
-  if (&body.back() != steps.front().getOperation())
+  if (&body.back() != steps.front())
     return body.back().emitOpError()
-           << "follows the 'rec.step': the step must be the last operation "
-              "of the recurrence";
+           << "follows the '" << steps.front()->getName()
+           << "': the step must be the last operation of the recurrence";
   return success();
 }
 
@@ -249,6 +258,117 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *context,
                                            OpaqueProperties, RegionRange,
                                            SmallVectorImpl<Type> &results) {
   results.push_back(ScalarType::get(context, Rate::head));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Interleaved sub-steps
+//===----------------------------------------------------------------------===//
+
+LogicalResult InterleavedOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.empty())
+    return emitOpError() << "has no sub-steps";
+  SubstepOp read;
+  for (Operation &op : body) {
+    auto substep = dyn_cast<SubstepOp>(op);
+    if (!substep)
+      return op.emitOpError() << "is not a 'rec.substep'";
+    if (substep.getRead() == ReadKind::query) {
+      if (read)
+        return substep.emitOpError() << "is a second reading sub-step";
+      read = substep;
+    }
+  }
+  if (!read || read.getOperation() != &body.back())
+    return emitOpError() << "must end with its reading sub-step";
+  return success();
+}
+
+LogicalResult SubstepOp::verify() {
+  // The tags say what the operands are; they must agree.
+  DecayKind decay = DecayKind::none;
+  if (Value g = getGate())
+    decay = isa<ScalarType>(g.getType()) ? DecayKind::scalar
+                                         : DecayKind::channel;
+  if (decay != getDecay())
+    return emitOpError() << "is tagged " << stringifyDecayKind(getDecay())
+                         << " but its gate makes it "
+                         << stringifyDecayKind(decay);
+  Rank1Kind rank1 = !getEraseAlong()                  ? Rank1Kind::none
+                    : getEraseAlong() == getReadAlong() ? Rank1Kind::symmetric
+                                                        : Rank1Kind::general;
+  if (rank1 != getRank1())
+    return emitOpError() << "is tagged " << stringifyRank1Kind(getRank1())
+                         << " but its rank-1 vectors make it "
+                         << stringifyRank1Kind(rank1);
+  if ((getKey() != nullptr) != (getWrite() == WriteKind::kv))
+    return emitOpError() << "is tagged " << stringifyWriteKind(getWrite())
+                         << " but " << (getKey() ? "has" : "has no")
+                         << " write operands";
+  if ((getQuery() != nullptr) != (getRead() == ReadKind::query))
+    return emitOpError() << "is tagged " << stringifyReadKind(getRead())
+                         << " but " << (getQuery() ? "has" : "has no")
+                         << " query";
+  if (getUndecayedRead() && rank1 == Rank1Kind::none)
+    return emitOpError() << "has undecayed_read but no rank-1 factor";
+  if (getIndex() < 0)
+    return emitOpError() << "index must be non-negative";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Chunked form
+//===----------------------------------------------------------------------===//
+
+void ChunkedOp::build(OpBuilder &builder, OperationState &state,
+                      int64_t chunkSize, int64_t substepsPerToken) {
+  state.addAttribute(getChunkSizeAttrName(state.name),
+                     builder.getI64IntegerAttr(chunkSize));
+  state.addAttribute(getSubstepsPerTokenAttrName(state.name),
+                     builder.getI64IntegerAttr(substepsPerToken));
+  state.addRegion()->emplaceBlock();
+  Region *body = state.addRegion();
+  Block &block = body->emplaceBlock();
+  block.addArgument(TileType::get(builder.getContext(), Axis::key,
+                                  Axis::value),
+                    state.location);
+}
+
+LogicalResult ChunkedOp::verifyRegions() {
+  if (getChunkSize() < 1)
+    return emitOpError() << "chunk_size must be positive, got "
+                         << getChunkSize();
+  int64_t substeps = 0;
+  for (Operation &op : getSubsteps().front()) {
+    if (!isa<SubstepOp>(op))
+      return op.emitOpError() << "is not a 'rec.substep'";
+    ++substeps;
+  }
+  if (substeps != getSubstepsPerToken())
+    return emitOpError() << "substeps_per_token is " << getSubstepsPerToken()
+                         << " but the table has " << substeps
+                         << " sub-steps";
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 ||
+      body.getArgument(0).getType() !=
+          TileType::get(getContext(), Axis::key, Axis::value))
+    return emitOpError() << "body must take the entering state "
+                            "!rec.tile<key, value>";
+  if (body.empty() || !isa<ChunkYieldOp>(body.back()))
+    return emitOpError() << "body must end with 'rec.chunk.yield'";
+  return success();
+}
+
+LogicalResult ChunkMatmulOp::verify() {
+  auto lhs = cast<TileType>(getLhs().getType());
+  auto rhs = cast<TileType>(getRhs().getType());
+  Axis inner = getTransposeLhs() ? lhs.getRows() : lhs.getCols();
+  ArrayRef<int64_t> innerSlots =
+      getTransposeLhs() ? lhs.getRowSlots() : lhs.getColSlots();
+  if (inner != rhs.getRows() || innerSlots != rhs.getRowSlots())
+    return emitOpError() << "contracts " << lhs << " with " << rhs
+                         << ": the inner axes differ";
   return success();
 }
 

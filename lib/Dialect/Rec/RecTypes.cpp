@@ -64,3 +64,63 @@ StringRef describeSide(Side side) {
 }
 
 } // namespace rkc::rec
+
+//===----------------------------------------------------------------------===//
+// TileType: !rec.tile<chunk[1], value>
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseTileAxis(AsmParser &parser, Axis &axis,
+                                 SmallVectorImpl<int64_t> &slots) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<Axis> parsed = symbolizeAxis(keyword);
+  if (!parsed)
+    return parser.emitError(loc, "expected a tile axis (chunk, key, value, "
+                                 "one), got '")
+           << keyword << "'";
+  axis = *parsed;
+  if (succeeded(parser.parseOptionalLSquare())) {
+    if (axis != Axis::chunk)
+      return parser.emitError(loc, "only a chunk axis keeps sub-step slots");
+    if (parser.parseCommaSeparatedList([&]() {
+          int64_t slot;
+          if (parser.parseInteger(slot))
+            return failure();
+          slots.push_back(slot);
+          return success();
+        }) ||
+        parser.parseRSquare())
+      return failure();
+  }
+  return success();
+}
+
+Type TileType::parse(AsmParser &parser) {
+  Axis rows, cols;
+  SmallVector<int64_t> rowSlots, colSlots;
+  if (parser.parseLess() || parseTileAxis(parser, rows, rowSlots) ||
+      parser.parseComma() || parseTileAxis(parser, cols, colSlots) ||
+      parser.parseGreater())
+    return {};
+  return TileType::get(parser.getContext(), rows, rowSlots, cols, colSlots);
+}
+
+static void printTileAxis(AsmPrinter &printer, Axis axis,
+                          ArrayRef<int64_t> slots) {
+  printer << stringifyAxis(axis);
+  if (!slots.empty()) {
+    printer << "[";
+    llvm::interleaveComma(slots, printer);
+    printer << "]";
+  }
+}
+
+void TileType::print(AsmPrinter &printer) const {
+  printer << "<";
+  printTileAxis(printer, getRows(), getRowSlots());
+  printer << ", ";
+  printTileAxis(printer, getCols(), getColSlots());
+  printer << ">";
+}

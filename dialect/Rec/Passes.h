@@ -1,0 +1,38 @@
+//===- Passes.h - Passes of the rec dialect ---------------------*- C++ -*-===//
+
+#ifndef RKC_DIALECT_REC_PASSES_H
+#define RKC_DIALECT_REC_PASSES_H
+
+#include "Rec/RecOps.h"
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace rkc::rec {
+
+#define GEN_PASS_DECL
+#include "Rec/Passes.h.inc"
+
+/// Options of the named lowering pipelines.
+struct LoweringOptions {
+  int64_t chunkSize = 64;
+  std::vector<std::string> params; // name=value
+};
+
+/// normalize, interleave, chunk.
+void buildLowerChunkedPipeline(mlir::OpPassManager &pm,
+                               const LoweringOptions &options);
+/// normalize, interleave, decode.
+void buildLowerDecodePipeline(mlir::OpPassManager &pm,
+                              const LoweringOptions &options);
+
+#define GEN_PASS_REGISTRATION
+#include "Rec/Passes.h.inc"
+
+/// Registers the passes and the pipelines `rec-lower-chunked` and
+/// `rec-lower-decode`.
+void registerRecPassesAndPipelines();
+
+} // namespace rkc::rec
+
+#endif // RKC_DIALECT_REC_PASSES_H

@@ -1,0 +1,72 @@
+//===- Passes.td - Passes of the rec dialect ---------------*- tablegen -*-===//
+
+#ifndef REC_PASSES_TD
+#define REC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def RecNormalize : Pass<"rec-normalize", "::mlir::ModuleOp"> {
+  let summary = "Simplify prologue expressions and put factors in canonical order";
+  let description = [{
+    Folds what does nothing (a decay by a zero gate, a factor of zero
+    strength, a product with one, a sum with zero), merges adjacent decays
+    into one, and moves scalar decays in front of the rank-1 factors they
+    commute with, so that every later stage sees one decay per sub-step and
+    that decay first.
+  }];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
+def RecInterleave : Pass<"rec-interleave", "::mlir::ModuleOp"> {
+  let summary = "Turn each token's factors into generalized DPLR sub-steps";
+  let description = [{
+    Replaces every `rec.step` by a `rec.interleaved` table of
+    `rec.substep`s, each `S ← (Diag(exp g) + a bᵀ) S + k vᵀ` tagged with its
+    structure. A decay joins the rank-1 factor after it (whose read vector
+    then carries the decay), a write joins the factor before it, and a
+    `rec.repeat` is unrolled with its count (from the recurrence's
+    `params`, or the `params` option). EDA becomes an erase sub-step
+    (decay, no write, not read) and a delta sub-step (write, read);
+    DeltaProduct n sub-steps with the decay on the first only.
+  }];
+  let options = [
+    ListOption<"params", "params", "std::string",
+               "Parameter overrides, name=value (e.g. n=3)">
+  ];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
+def RecChunk : Pass<"rec-chunk", "::mlir::ModuleOp"> {
+  let summary = "Lower sub-steps to the chunked WY/UT algorithm on tiles";
+  let description = [{
+    Replaces a `rec.interleaved` table by `rec.chunked`: the table, and a
+    per-chunk body of `rec.chunk.*` ops (gate cumulative sums, masked
+    decay-weighted Gram products, the UT inverse, the WY products, the
+    output and the state carried to the next chunk). The body is specialised
+    on the structure tags: no gate work without decay, per-row scalars for
+    scalar decays, one Gram product where the factors are symmetric and
+    write along their erase direction, value products on the writing rows
+    only, and outputs on the reading rows only. Chunks hold `chunk-size`
+    tokens (chunk-size · m sub-step rows), so they never split a token.
+  }];
+  let options = [
+    Option<"chunkSize", "chunk-size", "int64_t", "64",
+           "Tokens per chunk (a positive integer)">
+  ];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
+def RecDecode : Pass<"rec-decode", "::mlir::ModuleOp"> {
+  let summary = "Lower sub-steps to a one-token state update for decoding";
+  let description = [{
+    Replaces a `rec.interleaved` table by `rec.decode`: the same sub-steps,
+    applied to a given state one new token at a time.
+  }];
+  let options = [
+    Option<"tokens", "tokens", "int64_t", "1",
+           "New tokens per call (a positive integer)">
+  ];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
+#endif // REC_PASSES_TD

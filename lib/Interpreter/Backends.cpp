@@ -1,0 +1,61 @@
+//===- Backends.cpp - Running a spec through a CPU backend ----------------===//
+
+#include "Interpreter/Backends.h"
+#include "Interpreter/ChunkExecutor.h"
+
+#include "Rec/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+
+namespace rkc {
+
+bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
+                const TensorMap &inputs, const RunOptions &options,
+                TensorMap &outputs, std::string &error) {
+  if (backend.backend == "interp")
+    return interpret(SpecPlan::build(spec), inputs, options, outputs, error);
+  if (backend.backend != "chunked" && backend.backend != "decode") {
+    error = "unknown backend '" + backend.backend +
+            "' (available: interp, chunked, decode)";
+    return false;
+  }
+  if (backend.backend == "chunked" && backend.chunkSize < 1) {
+    error = "the chunk size must be a positive number of tokens, got " +
+            std::to_string(backend.chunkSize);
+    return false;
+  }
+
+  // Lower a copy, so the caller's spec stays as it was.
+  MLIRContext *context = spec.getContext();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(spec.getLoc());
+  module->getBody()->push_back(spec->clone());
+  rec::LoweringOptions lowering;
+  lowering.chunkSize = backend.chunkSize;
+  for (auto &[name, value] : options.params)
+    lowering.params.push_back(name + "=" + std::to_string(value));
+  PassManager pm(context);
+  if (backend.backend == "chunked")
+    rec::buildLowerChunkedPipeline(pm, lowering);
+  else
+    rec::buildLowerDecodePipeline(pm, lowering);
+  std::string diagnostics;
+  {
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+      diagnostics += diag.str();
+      return success();
+    });
+    if (failed(pm.run(*module))) {
+      error = "lowering @" + spec.getSymName().str() + " failed: " +
+              diagnostics;
+      return false;
+    }
+  }
+  auto lowered = *module->getOps<rec::RecurrenceOp>().begin();
+  if (backend.backend == "chunked")
+    return runChunked(lowered, inputs, options, outputs, error);
+  return runDecode(SpecPlan::build(lowered), inputs, options, outputs, error);
+}
+
+} // namespace rkc

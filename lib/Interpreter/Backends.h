@@ -1,0 +1,26 @@
+//===- Backends.h - Running a spec through a CPU backend --------*- C++ -*-===//
+
+#ifndef RKC_INTERPRETER_BACKENDS_H
+#define RKC_INTERPRETER_BACKENDS_H
+
+#include "Interpreter/Interpreter.h"
+
+namespace rkc {
+
+/// The CPU backends: `interp` (the spec, token by token), `chunked` (lowered
+/// with --rec-lower-chunked, run by the chunk executor) and `decode`
+/// (lowered with --rec-lower-decode, the sub-steps token by token).
+struct BackendOptions {
+  std::string backend = "interp";
+  int64_t chunkSize = 64;
+};
+
+/// Lowers a copy of `spec` as the backend needs and runs it. All backends
+/// compute in float64 and produce the interpreter's outputs.
+bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
+                const TensorMap &inputs, const RunOptions &options,
+                TensorMap &outputs, std::string &error);
+
+} // namespace rkc
+
+#endif // RKC_INTERPRETER_BACKENDS_H

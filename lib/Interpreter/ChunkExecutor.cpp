@@ -1,0 +1,388 @@
+//===- ChunkExecutor.cpp - float64 executor of chunk-level IR -------------===//
+
+#include "Interpreter/ChunkExecutor.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace rkc::rec;
+
+namespace rkc {
+namespace {
+
+/// A dense tile; chunk axes remember which rows of the chunk (sub-step row
+/// r = token · m + slot) each of their indices is.
+struct Tile {
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> rowIndex, colIndex;
+  std::vector<double> a;
+  double &at(int64_t i, int64_t j) { return a[i * cols + j]; }
+  double at(int64_t i, int64_t j) const { return a[i * cols + j]; }
+};
+
+/// Per sub-step row of the current chunk, every role's vector.
+struct RowVectors {
+  std::vector<double> gate, eraseAlong, read, key, value, query;
+  double strength = 0, writeStrength = 0;
+};
+
+class ChunkRunner {
+public:
+  ChunkRunner(ChunkedOp chunked, const SpecPlan &plan,
+              const ProblemShape &shape)
+      : chunked(chunked), plan(plan), shape(shape),
+        m(static_cast<int64_t>(plan.substeps.size())),
+        C(chunked.getChunkSize()), L(C * m) {}
+
+  void runSequence(int64_t seq, int64_t h, DenseState &state,
+                   PrologueEvaluator &prologue, HostTensor &o) {
+    for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
+      loadRows(seq, t0, h, prologue);
+      runChunk(seq, t0, h, state, o);
+    }
+  }
+
+private:
+  int64_t axisSize(Axis axis, size_t slots) const {
+    switch (axis) {
+    case Axis::chunk:
+      return C * static_cast<int64_t>(slots ? slots : m);
+    case Axis::key:
+      return shape.dk;
+    case Axis::value:
+      return shape.dv;
+    case Axis::one:
+      return 1;
+    }
+    return 0;
+  }
+  std::vector<int64_t> chunkRows(ArrayRef<int64_t> slots) const {
+    std::vector<int64_t> rows;
+    for (int64_t i = 0; i < C; ++i)
+      for (int64_t s = 0; s < m; ++s)
+        if (slots.empty() || llvm::is_contained(slots, s))
+          rows.push_back(i * m + s);
+    return rows;
+  }
+  Tile makeTile(Type type) const {
+    auto t = cast<TileType>(type);
+    Tile tile;
+    tile.rows = axisSize(t.getRows(), t.getRowSlots().size());
+    tile.cols = axisSize(t.getCols(), t.getColSlots().size());
+    if (t.getRows() == Axis::chunk)
+      tile.rowIndex = chunkRows(t.getRowSlots());
+    if (t.getCols() == Axis::chunk)
+      tile.colIndex = chunkRows(t.getColSlots());
+    tile.a.assign(tile.rows * tile.cols, 0.0);
+    return tile;
+  }
+
+  /// Evaluates the sub-step table for the chunk's tokens; rows past the end
+  /// of the sequence stay neutral (g = 0, vectors 0).
+  void loadRows(int64_t seq, int64_t t0, int64_t h,
+                PrologueEvaluator &prologue) {
+    const int64_t dk = shape.dk, dv = shape.dv;
+    rowData.assign(L, RowVectors());
+    for (RowVectors &r : rowData) {
+      r.gate.assign(dk, 0.0);
+      r.eraseAlong.assign(dk, 0.0);
+      r.read.assign(dk, 0.0);
+      r.key.assign(dk, 0.0);
+      r.value.assign(dv, 0.0);
+      r.query.assign(dk, 0.0);
+    }
+    int64_t row = shape.seqRow[seq];
+    for (int64_t i = 0; i < C && t0 + i < shape.seqEnd[seq]; ++i) {
+      prologue.evaluateToken(row, t0 + i, h);
+      for (int64_t slot = 0; slot < m; ++slot) {
+        const SpecPlan::Substep &s = plan.substeps[slot];
+        prologue.evaluateSubstep(s.index);
+        RowVectors &r = rowData[i * m + slot];
+        auto copy = [&](int expr, std::vector<double> &to) {
+          const double *v = prologue.value(expr);
+          bool scalar = prologue.width(expr) == 1;
+          for (size_t d = 0; d < to.size(); ++d)
+            to[d] = scalar ? v[0] : v[d];
+        };
+        if (s.gate >= 0)
+          copy(s.gate, r.gate);
+        if (s.eraseAlong >= 0) {
+          copy(s.eraseAlong, r.eraseAlong);
+          copy(s.readAlong, r.read);
+          if (s.gate >= 0 && !s.undecayedRead) // b = exp(g) ⊙ y
+            for (int64_t d = 0; d < dk; ++d)
+              r.read[d] *= std::exp(r.gate[d]);
+          r.strength = prologue.value(s.strength)[0];
+        }
+        if (s.key >= 0) {
+          copy(s.key, r.key);
+          copy(s.value, r.value);
+          r.writeStrength = prologue.value(s.writeStrength)[0];
+        }
+        if (s.query >= 0) {
+          copy(s.query, r.query);
+          for (double &x : r.query)
+            x *= shape.scale;
+        }
+      }
+    }
+  }
+
+  Tile rows(ChunkRowsOp op) {
+    Tile t = makeTile(op.getType());
+    for (int64_t i = 0; i < t.rows; ++i) {
+      const RowVectors &r = rowData[t.rowIndex[i]];
+      auto fill = [&](const std::vector<double> &v) {
+        for (int64_t j = 0; j < t.cols; ++j)
+          t.at(i, j) = v[j];
+      };
+      switch (op.getRole()) {
+      case RowRole::gate:
+        fill(r.gate); // a scalar gate is the same on every channel
+        break;
+      case RowRole::erase_along:
+        fill(r.eraseAlong);
+        break;
+      case RowRole::read:
+        fill(r.read);
+        break;
+      case RowRole::key:
+        fill(r.key);
+        break;
+      case RowRole::value:
+        fill(r.value);
+        break;
+      case RowRole::query:
+        fill(r.query);
+        break;
+      case RowRole::strength:
+        t.at(i, 0) = r.strength;
+        break;
+      case RowRole::write_strength:
+        t.at(i, 0) = r.writeStrength;
+        break;
+      }
+    }
+    return t;
+  }
+
+  Tile cumsum(ChunkCumsumOp op, const Tile &g) {
+    Tile out = makeTile(op.getType());
+    std::vector<double> running(out.cols, 0.0);
+    size_t next = 0; // g's rows are in chunk order
+    for (int64_t r = 0; r < L; ++r) {
+      std::vector<double> gr(out.cols, 0.0);
+      if (next < g.rowIndex.size() && g.rowIndex[next] == r) {
+        for (int64_t j = 0; j < out.cols; ++j)
+          gr[j] = g.at(next, j);
+        ++next;
+      }
+      for (int64_t j = 0; j < out.cols; ++j) {
+        if (!op.getExclusive())
+          running[j] += gr[j];
+        out.at(r, j) = running[j];
+        if (op.getExclusive())
+          running[j] += gr[j];
+      }
+    }
+    return out;
+  }
+
+  /// exp(Dl[rl] - Dr[rr]) on channel d (column 0 for a per-row scalar).
+  static double weight(const Tile *dl, const Tile *dr, int64_t rl, int64_t rr,
+                       int64_t d) {
+    if (!dl)
+      return 1.0;
+    int64_t j = dl->cols == 1 ? 0 : d;
+    return std::exp(dl->at(rl, j) - dr->at(rr, j));
+  }
+
+  Tile gram(ChunkGramOp op, const Tile &l, const Tile &r, const Tile *dl,
+            const Tile *dr) {
+    Tile out = makeTile(op.getType());
+    bool strict = op.getMask() == MaskKind::strict;
+    for (int64_t i = 0; i < out.rows; ++i)
+      for (int64_t j = 0; j < out.cols; ++j) {
+        int64_t rl = out.rowIndex[i], rr = out.colIndex[j];
+        if (strict ? !(rr < rl) : !(rr <= rl))
+          continue; // masked before any exponential
+        double sum = 0;
+        for (int64_t d = 0; d < l.cols; ++d)
+          sum += l.at(i, d) * r.at(j, d) * weight(dl, dr, rl, rr, d);
+        out.at(i, j) = sum;
+      }
+    return out;
+  }
+
+  Tile scaleCols(ChunkScaleColsOp op, const Tile &mat, const Tile &c) {
+    Tile out = makeTile(op.getType());
+    for (int64_t j = 0; j < out.cols; ++j) {
+      auto it = llvm::find(mat.colIndex, out.colIndex[j]);
+      int64_t src = it - mat.colIndex.begin();
+      for (int64_t i = 0; i < out.rows; ++i)
+        out.at(i, j) = mat.at(i, src) * c.at(j, 0);
+    }
+    return out;
+  }
+
+  Tile utInverse(const Tile &A) {
+    // (I - A) T = I with A strictly lower: T = I + A T, row by row.
+    Tile T = A;
+    std::fill(T.a.begin(), T.a.end(), 0.0);
+    for (int64_t i = 0; i < T.rows; ++i) {
+      T.at(i, i) = 1.0;
+      for (int64_t j = 0; j < i; ++j) {
+        double sum = 0;
+        for (int64_t k = j; k < i; ++k)
+          sum += A.at(i, k) * T.at(k, j);
+        T.at(i, j) = sum;
+      }
+    }
+    return T;
+  }
+
+  Tile matmul(ChunkMatmulOp op, const Tile &x, const Tile &y) {
+    Tile out = makeTile(op.getType());
+    bool t = op.getTransposeLhs();
+    int64_t inner = t ? x.rows : x.cols;
+    for (int64_t i = 0; i < out.rows; ++i)
+      for (int64_t j = 0; j < out.cols; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < inner; ++k)
+          sum += (t ? x.at(k, i) : x.at(i, k)) * y.at(k, j);
+        out.at(i, j) = sum;
+      }
+    return out;
+  }
+
+  void runChunk(int64_t seq, int64_t t0, int64_t h, DenseState &state,
+                HostTensor &o) {
+    llvm::DenseMap<Value, Tile> tiles;
+    Block &body = chunked.getBody().front();
+    Tile s0;
+    s0.rows = shape.dk;
+    s0.cols = shape.dv;
+    s0.a = state.s;
+    tiles[body.getArgument(0)] = s0;
+    auto get = [&](Value v) -> const Tile & { return tiles.find(v)->second; };
+    auto lastRow = [&](const Tile &G, int64_t d) {
+      return G.at(L - 1, G.cols == 1 ? 0 : d);
+    };
+    for (Operation &op : body) {
+      TypeSwitch<Operation *>(&op)
+          .Case([&](ChunkRowsOp r) { tiles[r] = rows(r); })
+          .Case([&](ChunkCumsumOp c) { tiles[c] = cumsum(c, get(c.getGate())); })
+          .Case([&](ChunkGramOp g) {
+            const Tile *dl = g.getLhsDecay() ? &get(g.getLhsDecay()) : nullptr;
+            const Tile *dr = g.getRhsDecay() ? &get(g.getRhsDecay()) : nullptr;
+            tiles[g] = gram(g, get(g.getLhs()), get(g.getRhs()), dl, dr);
+          })
+          .Case([&](ChunkScaleColsOp s) {
+            tiles[s] = scaleCols(s, get(s.getMatrix()), get(s.getScale()));
+          })
+          .Case([&](ChunkScaleRowsOp s) {
+            Tile t = get(s.getMatrix());
+            const Tile &c = get(s.getScale());
+            for (int64_t i = 0; i < t.rows; ++i)
+              for (int64_t j = 0; j < t.cols; ++j)
+                t.at(i, j) *= c.at(i, 0);
+            tiles[s] = std::move(t);
+          })
+          .Case([&](ChunkNegOp n) {
+            Tile t = get(n.getX());
+            for (double &x : t.a)
+              x = -x;
+            tiles[n] = std::move(t);
+          })
+          .Case([&](ChunkAddOp a) {
+            Tile t = get(a.getLhs());
+            const Tile &y = get(a.getRhs());
+            for (size_t i = 0; i < t.a.size(); ++i)
+              t.a[i] += y.a[i];
+            tiles[a] = std::move(t);
+          })
+          .Case([&](ChunkUTInverseOp u) {
+            tiles[u] = utInverse(get(u.getMatrix()));
+          })
+          .Case([&](ChunkDecayRowsOp d) {
+            Tile t = get(d.getX());
+            const Tile &G = get(d.getDecay());
+            for (int64_t i = 0; i < t.rows; ++i)
+              for (int64_t j = 0; j < t.cols; ++j)
+                t.at(i, j) *=
+                    std::exp(G.at(t.rowIndex[i], G.cols == 1 ? 0 : j));
+            tiles[d] = std::move(t);
+          })
+          .Case([&](ChunkDecayToEndOp d) {
+            Tile t = get(d.getX());
+            const Tile &G = get(d.getDecay());
+            for (int64_t i = 0; i < t.rows; ++i)
+              for (int64_t j = 0; j < t.cols; ++j)
+                t.at(i, j) *= std::exp(
+                    lastRow(G, j) - G.at(t.rowIndex[i], G.cols == 1 ? 0 : j));
+            tiles[d] = std::move(t);
+          })
+          .Case([&](ChunkDecayStateOp d) {
+            Tile t = get(d.getState());
+            const Tile &G = get(d.getDecay());
+            for (int64_t i = 0; i < t.rows; ++i)
+              for (int64_t j = 0; j < t.cols; ++j)
+                t.at(i, j) *= std::exp(lastRow(G, i));
+            tiles[d] = std::move(t);
+          })
+          .Case([&](ChunkMatmulOp mm) {
+            tiles[mm] = matmul(mm, get(mm.getLhs()), get(mm.getRhs()));
+          })
+          .Case([&](ChunkOutputOp out) {
+            const Tile &O = get(out.getOutput());
+            int64_t row = shape.seqRow[seq];
+            for (int64_t i = 0; i < O.rows; ++i) {
+              int64_t t = t0 + O.rowIndex[i] / m;
+              if (t >= shape.seqEnd[seq])
+                continue; // padding
+              double *dst = &o[((row * shape.length + t) * shape.valueHeads +
+                                h) *
+                               shape.dv];
+              for (int64_t j = 0; j < O.cols; ++j)
+                dst[j] = O.at(i, j);
+            }
+          })
+          .Case([&](ChunkYieldOp y) { state.s = get(y.getState()[0]).a; });
+    }
+  }
+
+  ChunkedOp chunked;
+  const SpecPlan &plan;
+  const ProblemShape &shape;
+  const int64_t m, C, L;
+  std::vector<RowVectors> rowData;
+};
+
+} // namespace
+
+bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
+                const RunOptions &options, TensorMap &outputs,
+                std::string &error) {
+  auto chunked = dyn_cast<ChunkedOp>(recurrence.getTransition());
+  if (!chunked) {
+    error = "the chunk executor runs chunk-level IR; lower @" +
+            recurrence.getSymName().str() +
+            " with --rec-lower-chunked first";
+    return false;
+  }
+  SpecPlan plan = SpecPlan::build(recurrence);
+  std::unique_ptr<ChunkRunner> runner;
+  return runSequences(
+      plan, inputs, options, outputs, error,
+      [&](const ProblemShape &shape, int64_t seq, int64_t h,
+          DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
+        if (!runner)
+          runner = std::make_unique<ChunkRunner>(chunked, plan, shape);
+        runner->runSequence(seq, h, state, prologue, o);
+      });
+}
+
+} // namespace rkc

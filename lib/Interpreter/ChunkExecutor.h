@@ -1,0 +1,24 @@
+//===- ChunkExecutor.h - float64 executor of chunk-level IR -----*- C++ -*-===//
+//
+// Runs the body of a `rec.chunked` op, chunk after chunk, in float64: every
+// rec.chunk.* op on explicit tiles. It checks the chunked algorithm (and the
+// pass that built it) against the interpreter without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RKC_INTERPRETER_CHUNKEXECUTOR_H
+#define RKC_INTERPRETER_CHUNKEXECUTOR_H
+
+#include "Interpreter/Interpreter.h"
+
+namespace rkc {
+
+/// Runs `recurrence` (lowered to rec.chunked) on `inputs`; outputs as the
+/// interpreter's.
+bool runChunked(rec::RecurrenceOp recurrence, const TensorMap &inputs,
+                const RunOptions &options, TensorMap &outputs,
+                std::string &error);
+
+} // namespace rkc
+
+#endif // RKC_INTERPRETER_CHUNKEXECUTOR_H

@@ -1,0 +1,218 @@
+//===- Chunk.cpp - Sub-steps to the chunked WY/UT algorithm ---------------===//
+//
+// Builds the per-chunk body of MATH.md's chunk algorithm from the sub-step
+// table, specialised on its structure tags. Rows of a chunk are indexed by
+// (token, slot) for m sub-steps (slots) a token; a tile keeps only the slots
+// that have the role it holds, which is how erase-only and unread sub-steps
+// drop out of the value products and the output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Rec/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace rkc::rec {
+#define GEN_PASS_DEF_RECCHUNK
+#include "Rec/Passes.h.inc"
+} // namespace rkc::rec
+
+using namespace mlir;
+using namespace rkc::rec;
+
+namespace {
+
+class ChunkBodyBuilder {
+public:
+  ChunkBodyBuilder(MutableArrayRef<SubstepOp> table, OpBuilder &b, Location loc,
+                   Value state)
+      : table(table), b(b), loc(loc), state(state),
+        m(static_cast<int64_t>(table.size())) {}
+
+  void build() {
+    SmallVector<int64_t> gateSlots, rank1Slots, writeSlots, readSlots;
+    bool channel = false;
+    for (int64_t slot = 0; slot < m; ++slot) {
+      SubstepOp s = table[slot];
+      if (s.getGate()) {
+        gateSlots.push_back(slot);
+        channel |= s.getDecay() == DecayKind::channel;
+      }
+      if (s.getEraseAlong())
+        rank1Slots.push_back(slot);
+      if (s.getKey())
+        writeSlots.push_back(slot);
+      if (s.getQuery())
+        readSlots.push_back(slot);
+    }
+    Axis gateAxis = channel ? Axis::key : Axis::one;
+    // Symmetric factors that write along their erase direction share one
+    // Gram product: A_bk = M diag(κ) where A_ba = M diag(-α).
+    bool shareGram = !rank1Slots.empty();
+    for (int64_t w : writeSlots)
+      shareGram &= table[w].getKey() == table[w].getEraseAlong();
+
+    // Gates: G_t (inclusive) and G_{t-1} (exclusive).
+    Value G, Gprev;
+    if (!gateSlots.empty()) {
+      Value g = rows(RowRole::gate, gateSlots, gateAxis);
+      G = op<ChunkCumsumOp>(tile(Axis::chunk, {}, gateAxis), g, false);
+      Gprev = op<ChunkCumsumOp>(tile(Axis::chunk, {}, gateAxis), g, true);
+    }
+
+    // The WY vectors: U = T⁻¹ ((B ⊙ e^{G_{t-1}}) S₀ + A_bk V).
+    Value X, negAlpha, kappa, K, V, U, Mbx;
+    if (!writeSlots.empty()) {
+      kappa = rows(RowRole::write_strength, writeSlots, Axis::one);
+      V = rows(RowRole::value, writeSlots, Axis::value);
+      K = op<ChunkScaleRowsOp>(tile(Axis::chunk, writeSlots, Axis::key),
+                               rows(RowRole::key, writeSlots, Axis::key),
+                               kappa);
+    }
+    if (!rank1Slots.empty()) {
+      X = rows(RowRole::erase_along, rank1Slots, Axis::key);
+      Value B = rows(RowRole::read, rank1Slots, Axis::key);
+      negAlpha = op<ChunkNegOp>(
+          tile(Axis::chunk, rank1Slots, Axis::one),
+          rows(RowRole::strength, rank1Slots, Axis::one));
+      Mbx = gram(B, X, Gprev, G, MaskKind::strict);
+      Value Aba = op<ChunkScaleColsOp>(
+          tile(Axis::chunk, rank1Slots, Axis::chunk, rank1Slots), Mbx,
+          negAlpha);
+      Value Tinv = op<ChunkUTInverseOp>(Aba.getType(), Aba);
+      Value Bd = Gprev ? op<ChunkDecayRowsOp>(B.getType(), B, Gprev) : B;
+      Value W = op<ChunkMatmulOp>(B.getType(), Tinv, Bd, false);
+      U = op<ChunkMatmulOp>(tile(Axis::chunk, rank1Slots, Axis::value), W,
+                            state, false);
+      if (V) {
+        Type abkType = tile(Axis::chunk, rank1Slots, Axis::chunk, writeSlots);
+        Value Abk = shareGram
+                        ? op<ChunkScaleColsOp>(abkType, Mbx, kappa)
+                        : gram(B, K, Gprev, G, MaskKind::strict);
+        Value AV = op<ChunkMatmulOp>(U.getType(), Abk, V, false);
+        Value U0 = op<ChunkMatmulOp>(U.getType(), Tinv, AV, false);
+        U = op<ChunkAddOp>(U.getType(), U, U0);
+      }
+    }
+
+    // The output on the reading rows: O = (Q ⊙ e^{G_t}) S₀ + A_qa U + A_qk V.
+    Value Q = rows(RowRole::query, readSlots, Axis::key);
+    Value Qd = G ? op<ChunkDecayRowsOp>(Q.getType(), Q, G) : Q;
+    Type outType = tile(Axis::chunk, readSlots, Axis::value);
+    Value O = op<ChunkMatmulOp>(outType, Qd, state, false);
+    Value Mqx;
+    if (X) {
+      Mqx = gram(Q, X, G, G, MaskKind::lower);
+      Value Aqa = op<ChunkScaleColsOp>(
+          tile(Axis::chunk, readSlots, Axis::chunk, rank1Slots), Mqx,
+          negAlpha);
+      O = op<ChunkAddOp>(outType, O,
+                         op<ChunkMatmulOp>(outType, Aqa, U, false));
+    }
+    if (V) {
+      Type aqkType = tile(Axis::chunk, readSlots, Axis::chunk, writeSlots);
+      Value Aqk = shareGram ? op<ChunkScaleColsOp>(aqkType, Mqx, kappa)
+                            : gram(Q, K, G, G, MaskKind::lower);
+      O = op<ChunkAddOp>(outType, O,
+                         op<ChunkMatmulOp>(outType, Aqk, V, false));
+    }
+    ChunkOutputOp::create(b, loc, O);
+
+    // The state leaving the chunk:
+    // S_L = e^{G_L} S₀ + (A ⊙ e^{G_L - G})ᵀ U + (K ⊙ e^{G_L - G})ᵀ V.
+    Type stateType = state.getType();
+    Value S = G ? op<ChunkDecayStateOp>(stateType, state, G) : state;
+    if (X) {
+      Value A = op<ChunkScaleRowsOp>(X.getType(), X, negAlpha);
+      Value Ae = G ? op<ChunkDecayToEndOp>(A.getType(), A, G) : A;
+      S = op<ChunkAddOp>(stateType, S,
+                         op<ChunkMatmulOp>(stateType, Ae, U, true));
+    }
+    if (V) {
+      Value Ke = G ? op<ChunkDecayToEndOp>(K.getType(), K, G) : K;
+      S = op<ChunkAddOp>(stateType, S,
+                         op<ChunkMatmulOp>(stateType, Ke, V, true));
+    }
+    ChunkYieldOp::create(b, loc, ValueRange{S});
+  }
+
+private:
+  /// Slots that are all m of them print as a plain `chunk`.
+  SmallVector<int64_t> normalized(ArrayRef<int64_t> slots) {
+    if (static_cast<int64_t>(slots.size()) == m)
+      return {};
+    return SmallVector<int64_t>(slots);
+  }
+  Type tile(Axis rows, ArrayRef<int64_t> rowSlots, Axis cols,
+            ArrayRef<int64_t> colSlots = {}) {
+    return TileType::get(b.getContext(), rows, normalized(rowSlots), cols,
+                         normalized(colSlots));
+  }
+  template <typename OpTy, typename... Args>
+  Value op(Type type, Args &&...args) {
+    return OpTy::create(b, loc, type, std::forward<Args>(args)...);
+  }
+  Value rows(RowRole role, ArrayRef<int64_t> slots, Axis cols) {
+    return op<ChunkRowsOp>(tile(Axis::chunk, slots, cols), role);
+  }
+  Value gram(Value lhs, Value rhs, Value lhsDecay, Value rhsDecay,
+             MaskKind mask) {
+    auto l = cast<TileType>(lhs.getType()), r = cast<TileType>(rhs.getType());
+    Type type = TileType::get(b.getContext(), Axis::chunk, l.getRowSlots(),
+                              Axis::chunk, r.getRowSlots());
+    return ChunkGramOp::create(b, loc, type, lhs, rhs, lhsDecay, rhsDecay,
+                               mask);
+  }
+
+  MutableArrayRef<SubstepOp> table;
+  OpBuilder &b;
+  Location loc;
+  Value state;
+  int64_t m;
+};
+
+struct RecChunkPass : rkc::rec::impl::RecChunkBase<RecChunkPass> {
+  using RecChunkBase::RecChunkBase;
+
+  void runOnOperation() override {
+    if (chunkSize < 1) {
+      getOperation().emitError()
+          << "rec-chunk: chunk-size must be a positive number of tokens, got "
+          << chunkSize;
+      return signalPassFailure();
+    }
+    WalkResult result = getOperation().walk([&](RecurrenceOp recurrence) {
+      Operation *transition = recurrence.getTransition();
+      if (isa<StepOp>(transition)) {
+        transition->emitError()
+            << "rec-chunk needs sub-steps: run --rec-interleave first";
+        return WalkResult::interrupt();
+      }
+      auto interleaved = dyn_cast<InterleavedOp>(transition);
+      if (!interleaved)
+        return WalkResult::advance();
+      auto table = llvm::to_vector(
+          interleaved.getBody().front().getOps<SubstepOp>());
+      OpBuilder builder(interleaved);
+      auto chunked = ChunkedOp::create(builder, interleaved.getLoc(),
+                                       chunkSize,
+                                       static_cast<int64_t>(table.size()));
+      // The table moves as it is; the body spells out the algorithm.
+      Block &tableBlock = chunked.getSubsteps().front();
+      for (SubstepOp s : table)
+        s->moveBefore(&tableBlock, tableBlock.end());
+      Block &body = chunked.getBody().front();
+      builder.setInsertionPointToStart(&body);
+      auto moved = llvm::to_vector(tableBlock.getOps<SubstepOp>());
+      ChunkBodyBuilder(moved, builder, interleaved.getLoc(),
+                       body.getArgument(0))
+          .build();
+      interleaved.erase();
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

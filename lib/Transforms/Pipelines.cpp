@@ -1,0 +1,66 @@
+//===- Pipelines.cpp - Named lowering pipelines ---------------------------===//
+
+#include "Rec/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace rkc::rec {
+
+static void addSubstepPasses(OpPassManager &pm,
+                             const LoweringOptions &options) {
+  pm.addPass(createRecNormalize());
+  RecInterleaveOptions interleave;
+  interleave.params.assign(options.params.begin(), options.params.end());
+  pm.addPass(createRecInterleave(interleave));
+}
+
+void buildLowerChunkedPipeline(OpPassManager &pm,
+                               const LoweringOptions &options) {
+  addSubstepPasses(pm, options);
+  RecChunkOptions chunk;
+  chunk.chunkSize = options.chunkSize;
+  pm.addPass(createRecChunk(chunk));
+}
+
+void buildLowerDecodePipeline(OpPassManager &pm,
+                              const LoweringOptions &options) {
+  addSubstepPasses(pm, options);
+  pm.addPass(createRecDecode());
+}
+
+namespace {
+struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
+  Option<int64_t> chunkSize{*this, "chunk-size",
+                            llvm::cl::desc("Tokens per chunk"),
+                            llvm::cl::init(64)};
+  ListOption<std::string> params{
+      *this, "params", llvm::cl::desc("Parameter overrides, name=value")};
+
+  LoweringOptions lowering() const {
+    LoweringOptions options;
+    options.chunkSize = chunkSize;
+    options.params.assign(params.begin(), params.end());
+    return options;
+  }
+};
+} // namespace
+
+void registerRecPassesAndPipelines() {
+  registerRecPasses();
+  PassPipelineRegistration<PipelineOptions>(
+      "rec-lower-chunked",
+      "Normalize, interleave into sub-steps and chunk (WY/UT)",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        buildLowerChunkedPipeline(pm, options.lowering());
+      });
+  PassPipelineRegistration<PipelineOptions>(
+      "rec-lower-decode",
+      "Normalize, interleave into sub-steps and lower to a decode update",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        buildLowerDecodePipeline(pm, options.lowering());
+      });
+}
+
+} // namespace rkc::rec

@@ -1,0 +1,162 @@
+//===- LoweringTest.cpp - chunked and decode backends == interpreter ------===//
+//
+// Every example spec, lowered by the pass pipelines and run by the chunk
+// executor (--rec-lower-chunked) and the sub-step executor
+// (--rec-lower-decode), against the interpreter in float64, over lengths
+// and chunk sizes that do and do not divide each other.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+
+#include "Interpreter/Backends.h"
+#include "Interpreter/RandomInputs.h"
+
+using namespace rkc;
+using namespace rkc::test;
+
+namespace {
+
+constexpr double kBound = 1e-10;
+
+const char *const kAllSpecs[] = {
+    "linear_attention", "deltanet", "gdn",   "kda",  "gdn2",        "qed",
+    "eda",              "deltaproduct", "comba", "dplr", "kda_prologue"};
+
+/// Loads a spec and keeps its context alive.
+struct LoadedSpec {
+  mlir::MLIRContext context;
+  SpecFile file;
+  explicit LoadedSpec(const std::string &name) {
+    context.loadDialect<rec::RecDialect>();
+    EXPECT_TRUE(loadSpecFile(context, examplePath(name), "", file)) << name;
+  }
+  rec::RecurrenceOp op() { return file.recurrence; }
+};
+
+TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
+              int64_t chunkSize, const TensorMap &inputs,
+              const RunOptions &options = {}) {
+  BackendOptions b;
+  b.backend = backend;
+  b.chunkSize = chunkSize;
+  TensorMap outputs;
+  std::string error;
+  EXPECT_TRUE(runBackend(spec, b, inputs, options, outputs, error))
+      << backend << ": " << error;
+  return outputs;
+}
+
+/// Realistic inputs in float64; `gateScale` stretches log-space gates from
+/// [-5, 0] (4 gives gates down to -20 a step).
+TensorMap inputsFor(rec::RecurrenceOp spec, RandomShape shape,
+                    double gateScale = 1.0, const RunOptions &options = {}) {
+  shape.dtype = DType::F64;
+  SpecPlan plan = SpecPlan::build(spec);
+  TensorMap inputs = randomInputs(plan, shape, options);
+  std::vector<InputRole> roles = classifyInputs(plan);
+  for (size_t i = 0; i < plan.inputs.size(); ++i)
+    if (roles[i] == InputRole::Gate)
+      for (double &g : inputs[plan.inputs[i].name].values)
+        g *= gateScale;
+  return inputs;
+}
+
+void expectBackendsAgree(rec::RecurrenceOp spec, const TensorMap &inputs,
+                         const std::vector<int64_t> &chunkSizes,
+                         const std::string &what,
+                         const RunOptions &options = {}) {
+  TensorMap want = run(spec, "interp", 0, inputs, options);
+  for (int64_t C : chunkSizes)
+    expectClose(run(spec, "chunked", C, inputs, options), want, kBound,
+                what + " chunked C=" + std::to_string(C));
+  expectClose(run(spec, "decode", 0, inputs, options), want, kBound,
+              what + " decode");
+}
+
+struct GridCase {
+  const char *spec;
+  int64_t dk, dv;
+};
+
+void PrintTo(const GridCase &c, std::ostream *os) {
+  *os << c.spec << " dk=" << c.dk << " dv=" << c.dv;
+}
+
+class BackendsAgree : public ::testing::TestWithParam<GridCase> {};
+
+TEST_P(BackendsAgree, OverLengthsAndChunkSizes) {
+  GridCase c = GetParam();
+  LoadedSpec spec(c.spec);
+  for (int64_t T : {1, 5, 37, 64, 100, 300}) {
+    RandomShape shape;
+    shape.batch = 2, shape.length = T, shape.keyHeads = 3, shape.dk = c.dk,
+    shape.dv = c.dv, shape.seed = static_cast<uint64_t>(T);
+    TensorMap inputs = inputsFor(spec.op(), shape);
+    expectBackendsAgree(spec.op(), inputs, {1, 2, 3, 16, 32, 64},
+                        std::string(c.spec) + " T=" + std::to_string(T));
+  }
+}
+
+TEST_P(BackendsAgree, StrongDecayGatesDownToMinus20) {
+  GridCase c = GetParam();
+  LoadedSpec spec(c.spec);
+  RandomShape shape;
+  shape.batch = 2, shape.length = 100, shape.keyHeads = 3, shape.dk = c.dk,
+  shape.dv = c.dv, shape.seed = 5;
+  expectBackendsAgree(spec.op(), inputsFor(spec.op(), shape, 4.0), {16, 64},
+                      std::string(c.spec) + " strong decay");
+}
+
+TEST_P(BackendsAgree, VarlenAndGroupedValueHeads) {
+  GridCase c = GetParam();
+  LoadedSpec spec(c.spec);
+  RandomShape shape;
+  shape.seqLens = {3, 70, 1, 17, 0, 33};
+  shape.batch = 1, shape.length = 124, shape.keyHeads = 3,
+  shape.valueHeads = 6, shape.dk = c.dk, shape.dv = c.dv, shape.seed = 9;
+  expectBackendsAgree(spec.op(), inputsFor(spec.op(), shape), {1, 3, 16},
+                      std::string(c.spec) + " varlen GVA");
+}
+
+std::vector<GridCase> gridCases() {
+  std::vector<GridCase> cases;
+  for (const char *spec : kAllSpecs)
+    for (auto [dk, dv] : {std::pair{8, 5}, std::pair{5, 8}})
+      cases.push_back({spec, dk, dv});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ExampleSpecs, BackendsAgree, ::testing::ValuesIn(gridCases()),
+    [](const ::testing::TestParamInfo<GridCase> &info) {
+      return std::string(info.param.spec) + "_dk" +
+             std::to_string(info.param.dk) + "_dv" +
+             std::to_string(info.param.dv);
+    });
+
+TEST(BackendsAgree, DeltaProductWithThreeSubsteps) {
+  LoadedSpec spec("deltaproduct");
+  RunOptions options;
+  options.params = {{"n", 3}};
+  RandomShape shape;
+  shape.batch = 2, shape.length = 41, shape.keyHeads = 3, shape.dk = 6,
+  shape.dv = 7, shape.seed = 1;
+  expectBackendsAgree(spec.op(), inputsFor(spec.op(), shape, 1.0, options),
+                      {1, 2, 3, 16, 64}, "deltaproduct n=3", options);
+}
+
+TEST(BackendsAgree, ChunkSizeMustBePositive) {
+  LoadedSpec spec("kda");
+  RandomShape shape;
+  BackendOptions b;
+  b.backend = "chunked";
+  b.chunkSize = 0;
+  TensorMap outputs;
+  std::string error;
+  EXPECT_FALSE(runBackend(spec.op(), b, inputsFor(spec.op(), shape), {},
+                          outputs, error));
+  EXPECT_THAT(error, ::testing::HasSubstr("positive number of tokens"));
+}
+
+} // namespace

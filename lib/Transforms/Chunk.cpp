@@ -178,7 +178,7 @@ struct RecChunkPass : rkc::rec::impl::RecChunkBase<RecChunkPass> {
     if (chunkSize < 1) {
       getOperation().emitError()
           << "rec-chunk: chunk-size must be a positive number of tokens, got "
-          << chunkSize;
+          << static_cast<int64_t>(chunkSize);
       return signalPassFailure();
     }
     WalkResult result = getOperation().walk([&](RecurrenceOp recurrence) {

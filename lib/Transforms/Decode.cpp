@@ -20,7 +20,8 @@ struct RecDecodePass : rkc::rec::impl::RecDecodeBase<RecDecodePass> {
   void runOnOperation() override {
     if (tokens < 1) {
       getOperation().emitError()
-          << "rec-decode: tokens must be a positive integer, got " << tokens;
+          << "rec-decode: tokens must be a positive integer, got "
+          << static_cast<int64_t>(tokens);
       return signalPassFailure();
     }
     WalkResult result = getOperation().walk([&](RecurrenceOp recurrence) {

@@ -5,6 +5,19 @@
 // (--rec-lower-decode), against the interpreter in float64, over lengths
 // and chunk sizes that do and do not divide each other.
 //
+// MATH.md's pitfalls, and the inputs here that catch each:
+//  1. inclusive/exclusive cumulative decay: per-channel gates (kda, eda, gdn2,
+//     qed, dplr) on every case; g = 0 would hide it;
+//  2. strict UT system vs inclusive outputs: every T > 1 case (reading at
+//     the own row of a chunk is the diagonal);
+//  3. GDN-2's (I - k aᵀ) transposed: random a, never parallel to k;
+//  4. EDA's erase sub-step entering the UT system: eda on every case;
+//  5. DeltaProduct's single decay a token: deltaproduct n = 2 and 3;
+//  6. exp(G_t)·exp(-G_s) overflow: StrongDecayGatesDownToMinus20 over
+//     chunks of 64 tokens (G reaches -1280);
+//  7. neutral padding of a short last chunk: T in {1, 5, 37, 100, 300} with
+//     C in {16, 32, 64}, and varlen sequences shorter than a chunk.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TestSupport.h"

@@ -93,6 +93,28 @@ TEST_F(RunCommand, EveryExampleSpecMatchesTheOracle) {
   }
 }
 
+TEST_F(RunCommand, ChunkedAndDecodeBackendsMatchTheInterpreter) {
+  for (const char *spec : kExampleSpecs) {
+    SCOPED_TRACE(spec);
+    TensorMap inputs = storedAs(
+        reference::randomInputs(spec, 2, 100, 3, 8, 5, 13), DType::F32);
+    write("in.safetensors", inputs);
+    auto runWith = [&](const std::string &flags) {
+      EXPECT_EQ(rkc("run " + examplePath(spec) + " --inputs " +
+                    path("in.safetensors") + " --out " +
+                    path("out.safetensors") + " " + flags),
+                0)
+          << output;
+      return read("out.safetensors");
+    };
+    TensorMap want = runWith("--backend interp");
+    for (const char *flags : {"--backend chunked --chunk-size 16",
+                              "--backend chunked --chunk-size 64",
+                              "--backend decode"})
+      expectClose(runWith(flags), want, 1e-10, std::string(spec) + " " + flags);
+  }
+}
+
 TEST_F(RunCommand, ReducedPrecisionInputsAndOutputs) {
   TensorMap inputs =
       storedAs(reference::randomInputs("kda", 1, 9, 2, 8, 8, 5), DType::BF16);
@@ -166,6 +188,9 @@ TEST_F(RunCommand, BadInputsGiveOneClearError) {
 
   EXPECT_EQ(rkc("run --backend cuda"), 1);
   EXPECT_THAT(output, ::testing::HasSubstr("backend 'cuda' is not available"));
+
+  EXPECT_EQ(rkc("run --backend chunked --chunk-size 0"), 1);
+  EXPECT_THAT(output, ::testing::HasSubstr("positive number of tokens"));
 
   EXPECT_EQ(rkc("run --param n"), 1);
   EXPECT_THAT(output, ::testing::HasSubstr("--param expects name=integer"));

@@ -1,0 +1,79 @@
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-interleave --rec-chunk=chunk-size=32 | FileCheck %s --check-prefix=EDA
+// RUN: rkc-opt %rkc_src/examples/specs/deltanet.mlir --rec-interleave --rec-chunk | FileCheck %s --check-prefix=DELTANET
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-interleave --rec-chunk | FileCheck %s --check-prefix=GDN
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-interleave --rec-chunk | FileCheck %s --check-prefix=KDA
+// RUN: rkc-opt %rkc_src/examples/specs/gdn2.mlir --rec-interleave --rec-chunk | FileCheck %s --check-prefix=GDN2
+// RUN: rkc-opt %rkc_src/examples/specs/dplr.mlir --rec-interleave --rec-chunk | FileCheck %s --check-prefix=DPLR
+// RUN: rkc-opt %rkc_src/examples/specs/linear_attention.mlir --rec-interleave --rec-chunk | FileCheck %s --check-prefix=LA
+// RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-interleave=params=n=3 --rec-chunk=chunk-size=16 | FileCheck %s --check-prefix=DP
+
+// EDA, chunks of 32 tokens = 64 sub-step rows, two slots a token: the gate
+// lives on slot 0; values, keys and their strengths on slot 1 only (the
+// erase sub-step writes nothing); one Gram product of the symmetric factors
+// serves A_ba and A_bk; the output has the read rows (slot 1) alone.
+// EDA: rec.chunked chunk_size(32) substeps_per_token(2) table {
+// EDA: } body {
+// EDA-NEXT: ^bb0(%[[S0:.*]]: !rec.tile<key, value>):
+// EDA-NEXT: %[[G0:.*]] = rec.chunk.rows gate : !rec.tile<chunk[0], key>
+// EDA-NEXT: %[[G:.*]] = rec.chunk.cumsum %[[G0]] : (!rec.tile<chunk[0], key>) -> !rec.tile<chunk, key>
+// EDA-NEXT: %[[GP:.*]] = rec.chunk.cumsum %[[G0]] {exclusive}
+// EDA-NEXT: %[[KAPPA:.*]] = rec.chunk.rows write_strength : !rec.tile<chunk[1], one>
+// EDA-NEXT: %[[V:.*]] = rec.chunk.rows value : !rec.tile<chunk[1], value>
+// EDA: %[[X:.*]] = rec.chunk.rows erase_along : !rec.tile<chunk, key>
+// EDA-NEXT: %[[B:.*]] = rec.chunk.rows read : !rec.tile<chunk, key>
+// EDA: %[[M:.*]] = rec.chunk.gram %[[B]], %[[X]] decay(%[[GP]], %[[G]]) mask(strict) : {{.*}} -> !rec.tile<chunk, chunk>
+// EDA: %[[ABA:.*]] = rec.chunk.scale_cols %[[M]], {{.*}} -> !rec.tile<chunk, chunk>
+// EDA-NEXT: rec.chunk.ut_inverse %[[ABA]]
+// EDA: %[[ABK:.*]] = rec.chunk.scale_cols %[[M]], %[[KAPPA]] : (!rec.tile<chunk, chunk>, !rec.tile<chunk[1], one>) -> !rec.tile<chunk, chunk[1]>
+// EDA-NEXT: rec.chunk.matmul %[[ABK]], %[[V]] : (!rec.tile<chunk, chunk[1]>, !rec.tile<chunk[1], value>) -> !rec.tile<chunk, value>
+// EDA: %[[Q:.*]] = rec.chunk.rows query : !rec.tile<chunk[1], key>
+// EDA: rec.chunk.gram %[[Q]], %[[X]] decay(%[[G]], %[[G]]) mask(lower) : {{.*}} -> !rec.tile<chunk[1], chunk>
+// EDA-NOT: rec.chunk.gram
+// EDA: rec.chunk.output %{{.*}} : !rec.tile<chunk[1], value>
+// EDA: rec.chunk.yield %{{.*}} : !rec.tile<key, value>
+
+// DeltaNet has no decay: no gate rows, no cumulative sums, no exponentials.
+// DELTANET: rec.chunked chunk_size(64) substeps_per_token(1)
+// DELTANET: } body {
+// DELTANET-NOT: gate
+// DELTANET-NOT: cumsum
+// DELTANET-NOT: decay
+// DELTANET: rec.chunk.gram %{{.*}}, %{{.*}} mask(strict) : (!rec.tile<chunk, key>, !rec.tile<chunk, key>) -> !rec.tile<chunk, chunk>
+// DELTANET-NOT: decay
+// DELTANET: rec.chunk.yield
+
+// GDN's scalar gate gives per-row scalar tiles: one exponential per pair of
+// rows, not per channel.
+// GDN: %[[G0:.*]] = rec.chunk.rows gate : !rec.tile<chunk, one>
+// GDN: rec.chunk.cumsum %[[G0]] : (!rec.tile<chunk, one>) -> !rec.tile<chunk, one>
+// GDN: rec.chunk.gram {{.*}} decay({{.*}}) mask(strict) : (!rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, one>, !rec.tile<chunk, one>)
+// GDN-NOT: !rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>
+
+// KDA's gate is per channel.
+// KDA: rec.chunk.rows gate : !rec.tile<chunk, key>
+// KDA: rec.chunk.gram {{.*}} decay({{.*}}) mask(strict) : (!rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>)
+
+// GDN-2's factor is general: it reads at a (the read rows differ from the
+// erase rows), but it erases along k, where it also writes, so A_ba and
+// A_bk still share one Gram product (and A_qa, A_qk another).
+// GDN2: %[[X:.*]] = rec.chunk.rows erase_along : !rec.tile<chunk, key>
+// GDN2-NEXT: %[[B:.*]] = rec.chunk.rows read : !rec.tile<chunk, key>
+// GDN2: rec.chunk.gram %[[B]], %[[X]]
+// GDN2: rec.chunk.gram
+// GDN2-NOT: rec.chunk.gram
+
+// DPLR erases along a but writes along k: four Gram products.
+// DPLR-COUNT-4: rec.chunk.gram
+// DPLR-NOT: rec.chunk.gram
+
+// Linear attention has no rank-1 factor: no UT inverse, no WY vectors.
+// LA-NOT: ut_inverse
+// LA: rec.chunk.gram {{.*}} mask(lower)
+// LA-NOT: ut_inverse
+// LA: rec.chunk.yield
+
+// DeltaProduct n = 3: the gate on slot 0, the output on slot 2.
+// DP: rec.chunked chunk_size(16) substeps_per_token(3)
+// DP: rec.chunk.rows gate : !rec.tile<chunk[0], one>
+// DP: rec.chunk.rows query : !rec.tile<chunk[2], key>
+// DP: rec.chunk.output %{{.*}} : !rec.tile<chunk[2], value>

@@ -312,7 +312,7 @@ LogicalResult SubstepOp::verify() {
                          << " query";
   if (getUndecayedRead() && rank1 == Rank1Kind::none)
     return emitOpError() << "has undecayed_read but no rank-1 factor";
-  if (getIndex() < 0)
+  if (static_cast<int64_t>(getIndex()) < 0)
     return emitOpError() << "index must be non-negative";
   return success();
 }
@@ -336,9 +336,9 @@ void ChunkedOp::build(OpBuilder &builder, OperationState &state,
 }
 
 LogicalResult ChunkedOp::verifyRegions() {
-  if (getChunkSize() < 1)
+  if (static_cast<int64_t>(getChunkSize()) < 1)
     return emitOpError() << "chunk_size must be positive, got "
-                         << getChunkSize();
+                         << static_cast<int64_t>(getChunkSize());
   int64_t substeps = 0;
   for (Operation &op : getSubsteps().front()) {
     if (!isa<SubstepOp>(op))

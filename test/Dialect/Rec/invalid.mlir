@@ -446,3 +446,244 @@ rec.recurrence @bad_rate {
   // expected-error @+1 {{failed to parse Rec_KeyType parameter 'rate'}}
   %q = rec.input "q" : !rec.key<often>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Sub-steps and chunk-level IR
+//===----------------------------------------------------------------------===//
+
+rec.recurrence @substep_wrong_decay_tag {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %g = rec.input "g" : !rec.key
+  %one = rec.constant 1.0
+  rec.interleaved {
+    // expected-error @+1 {{is tagged scalar_decay but its gate makes it channel_decay}}
+    rec.substep<scalar_decay, no_rank1, writes, reads> decay(%g : !rec.key) write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  }
+}
+
+// -----
+
+rec.recurrence @substep_wrong_rank1_tag {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %one = rec.constant 1.0
+  rec.interleaved {
+    // expected-error @+1 {{is tagged symmetric but its rank-1 vectors make it general}}
+    rec.substep<no_decay, symmetric, no_write, reads> rank1(%k, %q, %one : !rec.key, !rec.key, !rec.scalar<head>) read(%q : !rec.key)
+  }
+}
+
+// -----
+
+rec.recurrence @substep_wrong_write_tag {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %one = rec.constant 1.0
+  rec.interleaved {
+    // expected-error @+1 {{is tagged writes but has no write operands}}
+    rec.substep<no_decay, symmetric, writes, reads> rank1(%k, %k, %one : !rec.key, !rec.key, !rec.scalar<head>) read(%q : !rec.key)
+  }
+}
+
+// -----
+
+rec.recurrence @substep_wrong_read_tag {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  rec.interleaved {
+    // expected-error @+1 {{is tagged no_read but has query}}
+    rec.substep<no_decay, no_rank1, writes, no_read> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  }
+}
+
+// -----
+
+rec.recurrence @substep_undecayed_without_rank1 {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  rec.interleaved {
+    // expected-error @+1 {{has undecayed_read but no rank-1 factor}}
+    rec.substep<no_decay, no_rank1, writes, reads> undecayed_read write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  }
+}
+
+// -----
+
+rec.recurrence @substep_negative_index {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  rec.interleaved {
+    // expected-error @+1 {{index must be non-negative}}
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key) {index = -1 : i64}
+  }
+}
+
+// -----
+
+rec.recurrence @interleaved_empty {
+  %q = rec.input "q" : !rec.key
+  // expected-error @+1 {{has no sub-steps}}
+  rec.interleaved {
+  }
+}
+
+// -----
+
+rec.recurrence @interleaved_no_final_read {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  // expected-error @+1 {{must end with its reading sub-step}}
+  rec.interleaved {
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+    rec.substep<no_decay, no_rank1, writes, no_read> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>)
+  }
+}
+
+// -----
+
+rec.recurrence @interleaved_two_reads {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  rec.interleaved {
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+    // expected-error @+1 {{is a second reading sub-step}}
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  }
+}
+
+// -----
+
+rec.recurrence @interleaved_foreign_op {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  rec.interleaved {
+    // expected-error @+1 {{'builtin.module' op is not a 'rec.substep'}}
+    builtin.module {}
+  }
+}
+
+// -----
+
+rec.recurrence @chunked_bad_size {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  // expected-error @+1 {{chunk_size must be positive, got 0}}
+  rec.chunked chunk_size(0) substeps_per_token(1) table {
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  } body {
+  ^bb0(%s: !rec.tile<key, value>):
+    rec.chunk.yield %s : !rec.tile<key, value>
+  }
+}
+
+// -----
+
+rec.recurrence @chunked_wrong_count {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  // expected-error @+1 {{substeps_per_token is 2 but the table has 1 sub-steps}}
+  rec.chunked chunk_size(16) substeps_per_token(2) table {
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  } body {
+  ^bb0(%s: !rec.tile<key, value>):
+    rec.chunk.yield %s : !rec.tile<key, value>
+  }
+}
+
+// -----
+
+rec.recurrence @chunked_foreign_table_op {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  rec.chunked chunk_size(16) substeps_per_token(1) table {
+    // expected-error @+1 {{'builtin.module' op is not a 'rec.substep'}}
+    builtin.module {}
+  } body {
+  ^bb0(%s: !rec.tile<key, value>):
+    rec.chunk.yield %s : !rec.tile<key, value>
+  }
+}
+
+// -----
+
+rec.recurrence @chunked_bad_state {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  // expected-error @+1 {{body must take the entering state !rec.tile<key, value>}}
+  rec.chunked chunk_size(16) substeps_per_token(1) table {
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  } body {
+  ^bb0(%s: !rec.tile<chunk, value>):
+    rec.chunk.yield %s : !rec.tile<chunk, value>
+  }
+}
+
+// -----
+
+rec.recurrence @chunked_no_yield {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  // expected-error @+1 {{body must end with 'rec.chunk.yield'}}
+  rec.chunked chunk_size(16) substeps_per_token(1) table {
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  } body {
+  ^bb0(%s: !rec.tile<key, value>):
+    %r = rec.chunk.rows query : !rec.tile<chunk, key>
+  }
+}
+
+// -----
+
+rec.recurrence @matmul_inner_mismatch {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %one = rec.constant 1.0
+  rec.chunked chunk_size(16) substeps_per_token(1) table {
+    rec.substep<no_decay, no_rank1, writes, reads> write(%k, %v, %one : !rec.key, !rec.value, !rec.scalar<head>) read(%q : !rec.key)
+  } body {
+  ^bb0(%s: !rec.tile<key, value>):
+    %x = rec.chunk.rows value : !rec.tile<chunk, value>
+    // expected-error @+1 {{contracts '!rec.tile<chunk, value>' with '!rec.tile<key, value>': the inner axes differ}}
+    %o = rec.chunk.matmul %x, %s : (!rec.tile<chunk, value>, !rec.tile<key, value>) -> !rec.tile<chunk, value>
+    rec.chunk.yield %s : !rec.tile<key, value>
+  }
+}
+
+// -----
+
+rec.recurrence @bad_tile_axis {
+  // expected-error @+1 {{expected a tile axis (chunk, key, value, one), got 'row'}}
+  %q = rec.input "q" : !rec.tile<row, key>
+}
+
+// -----
+
+rec.recurrence @slots_on_key_axis {
+  // expected-error @+1 {{only a chunk axis keeps sub-step slots}}
+  %q = rec.input "q" : !rec.tile<chunk, key[1]>
+}

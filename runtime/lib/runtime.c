@@ -1,0 +1,228 @@
+/*===- runtime.c - RKC's C runtime ----------------------------------------===*
+ *
+ * libcuda is opened with dlopen on first use; nothing here links against the
+ * CUDA toolkit.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "rkc/runtime.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char last_error[512];
+
+const char *rkc_last_error(void) { return last_error; }
+
+rkc_status rkc_fail(rkc_status status, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(last_error, sizeof last_error, format, args);
+  va_end(args);
+  return status;
+}
+
+int rkc_dtype_size(int32_t dtype) {
+  switch (dtype) {
+  case RKC_F32:
+    return 4;
+  case RKC_BF16:
+  case RKC_F16:
+    return 2;
+  }
+  return 0;
+}
+
+rkc_tensor rkc_contiguous(const void *data, rkc_dtype dtype, int32_t rank,
+                          const int64_t *shape) {
+  rkc_tensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.rank = rank;
+  t.dtype = dtype;
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    t.shape[i] = shape[i];
+    t.stride[i] = stride;
+    stride *= shape[i];
+  }
+  return t;
+}
+
+static const char *dtype_name(int32_t dtype) {
+  switch (dtype) {
+  case RKC_F32:
+    return "f32";
+  case RKC_BF16:
+    return "bf16";
+  case RKC_F16:
+    return "f16";
+  }
+  return "unknown";
+}
+
+rkc_status rkc_check_tensor(const char *name, const rkc_tensor *t,
+                            int32_t rank, const int64_t *shape,
+                            uint32_t allowed) {
+  if (!t)
+    return rkc_fail(RKC_ERROR_NULL_POINTER, "%s: no tensor descriptor", name);
+  if (t->rank != rank)
+    return rkc_fail(RKC_ERROR_SHAPE, "%s has rank %d; expected %d", name,
+                    t->rank, rank);
+  int64_t elements = 1;
+  for (int i = 0; i < rank; ++i) {
+    if (t->shape[i] < 0 || (shape[i] >= 0 && t->shape[i] != shape[i]))
+      return rkc_fail(RKC_ERROR_SHAPE,
+                      "%s has size %lld in dimension %d; expected %lld", name,
+                      (long long)t->shape[i], i, (long long)shape[i]);
+    if (t->stride[i] < 0)
+      return rkc_fail(RKC_ERROR_STRIDE, "%s has a negative stride (%lld) in "
+                      "dimension %d", name, (long long)t->stride[i], i);
+    elements *= t->shape[i];
+  }
+  if (t->dtype < 0 || t->dtype > RKC_F16 || !(allowed & (1u << t->dtype)))
+    return rkc_fail(RKC_ERROR_DTYPE, "%s has dtype %s, which this kernel "
+                    "does not take", name, dtype_name(t->dtype));
+  if (elements > 0 && !t->data)
+    return rkc_fail(RKC_ERROR_NULL_POINTER, "%s is a null pointer", name);
+  if ((uintptr_t)t->data % (uintptr_t)rkc_dtype_size(t->dtype))
+    return rkc_fail(RKC_ERROR_ALIGNMENT, "%s is not aligned to its %d-byte "
+                    "elements", name, rkc_dtype_size(t->dtype));
+  return RKC_SUCCESS;
+}
+
+rkc_status rkc_check_cu_seqlens(const int64_t *cu, int64_t n, int64_t total) {
+  if (!cu)
+    return rkc_fail(RKC_ERROR_NULL_POINTER, "cu_seqlens is a null pointer");
+  if (n < 1)
+    return rkc_fail(RKC_ERROR_CU_SEQLENS, "cu_seqlens needs at least one "
+                    "sequence");
+  if (cu[0] != 0)
+    return rkc_fail(RKC_ERROR_CU_SEQLENS, "cu_seqlens must start at 0, got "
+                    "%lld", (long long)cu[0]);
+  for (int64_t i = 1; i <= n; ++i)
+    if (cu[i] < cu[i - 1])
+      return rkc_fail(RKC_ERROR_CU_SEQLENS, "cu_seqlens must be "
+                      "non-decreasing, but entry %lld (%lld) is less than "
+                      "entry %lld (%lld)", (long long)i, (long long)cu[i],
+                      (long long)(i - 1), (long long)cu[i - 1]);
+  if (cu[n] != total)
+    return rkc_fail(RKC_ERROR_CU_SEQLENS, "cu_seqlens must end at T = %lld, "
+                    "got %lld", (long long)total, (long long)cu[n]);
+  return RKC_SUCCESS;
+}
+
+/*===----------------------------------------------------------------------===*
+ * The driver, through dlopen
+ *===----------------------------------------------------------------------===*/
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+
+static struct {
+  int loaded;
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+} driver;
+static pthread_mutex_t driver_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static rkc_status load_driver(void) {
+  if (driver.loaded)
+    return RKC_SUCCESS;
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib)
+    lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+  if (!lib)
+    return rkc_fail(RKC_ERROR_NO_DRIVER, "cannot load libcuda.so.1: %s",
+                    dlerror());
+#define RKC_LOAD(sym, name)                                                    \
+  *(void **)(&driver.sym) = dlsym(lib, name);                                  \
+  if (!driver.sym)                                                             \
+    return rkc_fail(RKC_ERROR_NO_DRIVER, "libcuda has no %s", name);
+  RKC_LOAD(cuInit, "cuInit")
+  RKC_LOAD(cuCtxGetCurrent, "cuCtxGetCurrent")
+  RKC_LOAD(cuModuleLoadData, "cuModuleLoadData")
+  RKC_LOAD(cuModuleGetFunction, "cuModuleGetFunction")
+  RKC_LOAD(cuFuncSetAttribute, "cuFuncSetAttribute")
+  RKC_LOAD(cuLaunchKernel, "cuLaunchKernel")
+  RKC_LOAD(cuGetErrorString, "cuGetErrorString")
+#undef RKC_LOAD
+  if (driver.cuInit(0) != 0)
+    return rkc_fail(RKC_ERROR_NO_DRIVER, "cuInit failed: no usable GPU");
+  driver.loaded = 1;
+  return RKC_SUCCESS;
+}
+
+static rkc_status cuda_fail(const char *what, CUresult result) {
+  const char *message = "unknown error";
+  if (driver.cuGetErrorString)
+    driver.cuGetErrorString(result, &message);
+  return rkc_fail(RKC_ERROR_CUDA, "%s failed: %s (%d)", what, message,
+                  result);
+}
+
+rkc_status rkc_launch(rkc_module *module, const char *kernel,
+                      const unsigned grid[3], const unsigned block[3],
+                      size_t shared_bytes, CUstream stream,
+                      const void *params, size_t params_size) {
+  (void)params_size;
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+    return RKC_SUCCESS; /* nothing to do */
+  pthread_mutex_lock(&driver_lock);
+  rkc_status status = load_driver();
+  CUcontext context = NULL;
+  if (status == RKC_SUCCESS) {
+    CUresult r = driver.cuCtxGetCurrent(&context);
+    if (r != 0 || !context)
+      status = rkc_fail(RKC_ERROR_CUDA, "no current CUDA context: make a "
+                        "device current (e.g. cudaSetDevice) before the call");
+  }
+  if (status == RKC_SUCCESS && (!module->module || module->context != context)) {
+    CUmodule loaded;
+    CUresult r = driver.cuModuleLoadData(&loaded, module->image);
+    if (r != 0)
+      status = cuda_fail("cuModuleLoadData", r);
+    else {
+      module->module = loaded;
+      module->context = context;
+    }
+  }
+  pthread_mutex_unlock(&driver_lock);
+  if (status != RKC_SUCCESS)
+    return status;
+
+  CUfunction function;
+  CUresult r = driver.cuModuleGetFunction(&function, module->module, kernel);
+  if (r != 0)
+    return cuda_fail(kernel, r);
+  r = driver.cuFuncSetAttribute(function,
+                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                (int)shared_bytes);
+  if (r != 0)
+    return rkc_fail(RKC_ERROR_RESOURCES, "%s needs %zu bytes of shared "
+                    "memory, more than the device allows", kernel,
+                    shared_bytes);
+  void *args[] = {(void *)params};
+  r = driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
+                            block[1], block[2], (unsigned)shared_bytes,
+                            stream, args, NULL);
+  if (r != 0)
+    return cuda_fail("cuLaunchKernel", r);
+  last_error[0] = 0;
+  return RKC_SUCCESS;
+}

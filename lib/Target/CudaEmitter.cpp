@@ -84,6 +84,7 @@ public:
       return false;
     emitLauncher(out.launcher, out.prefillSharedBytes,
                  out.decodeSharedBytes);
+    emitManifest(out.manifest);
     return true;
   }
 
@@ -428,7 +429,7 @@ private:
   std::string tile(Value v) const {
     if (isa<BlockArgument>(v))
       return "S";
-    return "t" + std::to_string(valueIds.lookup(v));
+    return "tile" + std::to_string(valueIds.lookup(v));
   }
   std::string rows(Value v) const {
     auto t = cast<TileType>(v.getType());
@@ -604,7 +605,7 @@ private:
        << ", L = C * M; // tokens, sub-steps a token, rows a chunk\n"
        << "constexpr int THREADS = " << s.threads
        << ", WARPS = THREADS / 32;\n"
-       << "constexpr int RKC_SUBSTEP_ROWS = "
+       << "[[maybe_unused]] constexpr int RKC_SUBSTEP_ROWS = "
        << plan.substepRows(plan.params) << ";\n\n"
        << R"(__device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
@@ -630,7 +631,7 @@ __device__ inline void store(const rkc_tensor &t, int64_t offset, float x) {
   }
 }
 
-__device__ inline float softplus(float x) {
+[[maybe_unused]] __device__ inline float softplus(float x) {
   return fmaxf(x, 0.f) + log1pf(expf(-fabsf(x)));
 }
 
@@ -659,7 +660,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "of the\n// sequence run in order, carrying the state slice "
           "S (DK x BV) in shared memory.\n"
        << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
-       << name << "_chunked(const Params p) {\n"
+       << name << "_prefill_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
        << "  float *const smem = reinterpret_cast<float *>(smem4);\n"
        << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
@@ -731,7 +732,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "new token, the\n// sub-steps of rec.decode in order, the state "
           "slice read and written once.\n"
        << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
-       << name << "_decode(const Params p) {\n"
+       << name << "_decode_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
        << "  float *const smem = reinterpret_cast<float *>(smem4);\n"
        << "  const int warp = threadIdx.x / 32;\n"
@@ -899,8 +900,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  p->value_heads = HV;\n  p->num_seqs = N;\n"
        << "  return RKC_SUCCESS;\n}\n\n";
     for (auto [kind, kernel, bytes] :
-         {std::tuple{"fwd", "chunked", prefillBytes},
-          std::tuple{"decode", "decode", decodeBytes}}) {
+         {std::tuple{"fwd", "prefill_kernel", prefillBytes},
+          std::tuple{"decode", "decode_kernel", decodeBytes}}) {
       os << "rkc_status rkc_" << name << "_" << kind
          << "(CUstream stream, const rkc_" << name << "_args *args) {\n"
          << "  rkc_" << name << "_kernel_params params;\n"
@@ -914,6 +915,27 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "_" << kernel << "\", grid, block, " << bytes
          << ", stream, &params, sizeof params);\n}\n\n";
     }
+  }
+
+  /// A JSON description of the generated ABI, for bindings (ctypes, torch).
+  void emitManifest(std::string &text) {
+    llvm::raw_string_ostream os(text);
+    auto sideName = [](Side side) {
+      return side == Side::Key ? "key" : side == Side::Value ? "value"
+                                                             : "scalar";
+    };
+    os << "{\n  \"name\": \"" << name << "\",\n  \"dk\": " << s.dk
+       << ",\n  \"dv\": " << s.dv << ",\n  \"substep_rows\": "
+       << plan.substepRows(plan.params) << ",\n  \"chunk_size\": " << C
+       << ",\n  \"prefill\": \"rkc_" << name << "_fwd\",\n"
+       << "  \"decode\": \"rkc_" << name << "_decode\",\n"
+       << "  \"inputs\": [";
+    for (auto [i, in] : llvm::enumerate(plan.inputs))
+      os << (i ? "," : "") << "\n    {\"name\": \"" << in.name
+         << "\", \"side\": \"" << sideName(in.side) << "\", \"rate\": \""
+         << stringifyRate(in.rate) << "\", \"layout\": \""
+         << describeLayout(in) << "\"}";
+    os << "\n  ]\n}\n";
   }
 
   RecurrenceOp chunkedRec, decodeRec;

@@ -31,6 +31,7 @@ struct CudaKernels {
   std::string header;   // NAME.h: C ABI
   std::string device;   // NAME.cu: kernels
   std::string launcher; // NAME_launch.c body (without the fatbin bytes)
+  std::string manifest; // NAME.json: inputs, sizes, entry points
   int64_t prefillSharedBytes = 0, decodeSharedBytes = 0;
 };
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "EmbeddedSpec.h"
+#include "Embedded.h"
 
 #include "Interpreter/Backends.h"
 #include "Interpreter/RandomInputs.h"
@@ -110,6 +110,23 @@ double frobenius(const HostTensor &t) {
 }
 } // namespace
 
+bool loadSpecArgument(MLIRContext &context, const std::string &path,
+                      const std::string &name, SpecFile &spec) {
+  context.loadDialect<rec::RecDialect>();
+  if (!path.empty())
+    return loadSpecFile(context, path, name, spec);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      MemoryBuffer::getMemBuffer(kEmbeddedEdaSpec, "embedded eda.mlir"),
+      SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  spec.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!spec.module)
+    return false;
+  spec.module->walk([&](rec::RecurrenceOp r) { spec.recurrence = r; });
+  return true;
+}
+
 int runRun() {
   if (backend != "interp" && backend != "chunked" && backend != "decode")
     return fail("backend '" + backend +
@@ -145,23 +162,11 @@ int runRun() {
 
   // The spec: a file, or the embedded EDA spec.
   MLIRContext context;
-  context.loadDialect<rec::RecDialect>();
   SpecFile spec;
   std::string specLabel =
       specPath.empty() ? std::string("embedded eda.mlir") : specPath.getValue();
-  if (specPath.empty()) {
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(
-        MemoryBuffer::getMemBuffer(kEmbeddedEdaSpec, "embedded eda.mlir"),
-        SMLoc());
-    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    spec.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-    if (!spec.module)
-      return fail("the embedded spec does not parse");
-    spec.module->walk([&](rec::RecurrenceOp r) { spec.recurrence = r; });
-  } else if (!loadSpecFile(context, specPath, specName, spec)) {
+  if (!loadSpecArgument(context, specPath, specName, spec))
     return 1;
-  }
   SpecPlan plan = SpecPlan::build(spec.recurrence);
 
   // The inputs: a file, or realistic random tensors.

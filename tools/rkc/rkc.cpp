@@ -15,15 +15,12 @@ using namespace llvm;
 
 namespace {
 // Subcommands that later versions implement; they say so when called.
-cl::SubCommand compileCommand("compile",
-                              "Compile a spec to CUDA kernels (not yet "
-                              "available in this version)");
 cl::SubCommand tuneCommand("tune", "Autotune a spec's kernel schedule (not "
                                    "yet available in this version)");
 cl::SubCommand benchCommand("bench", "Benchmark a spec's kernels (not yet "
                                      "available in this version)");
 cl::OptionCategory pendingCategory("arguments");
-cl::list<std::string> pendingArgs(cl::cat(pendingCategory), cl::Positional, cl::sub(compileCommand),
+cl::list<std::string> pendingArgs(cl::cat(pendingCategory), cl::Positional,
                                   cl::sub(tuneCommand), cl::sub(benchCommand),
                                   cl::desc("<arguments>"));
 } // namespace
@@ -31,19 +28,23 @@ cl::list<std::string> pendingArgs(cl::cat(pendingCategory), cl::Positional, cl::
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   // Only RKC's own options appear in --help, not those of linked libraries.
-  cl::HideUnrelatedOptions({&rkc::cli::runCategory, &pendingCategory});
+  cl::HideUnrelatedOptions({&rkc::cli::runCategory,
+                            &rkc::cli::compileCategory, &pendingCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "RKC, the recurrent kernel compiler\n\n"
       "  rkc run [SPEC] [--inputs IN.safetensors | --random SHAPE] "
       "[--out OUT.safetensors]\n"
-      "      run a recurrence spec on the CPU in float64 (the interpreter)\n\n"
+      "      run a recurrence spec on the CPU in float64\n"
+      "  rkc compile SPEC -o DIR [--dk 128 --dv 128] [--arch sm_90a]\n"
+      "      compile a spec to CUDA kernels, a C header and a launcher\n\n"
       "Use 'rkc SUBCOMMAND --help' for a subcommand's options.\n");
 
   if (rkc::cli::runCommand)
     return rkc::cli::runRun();
-  for (cl::SubCommand *pending : {&compileCommand, &tuneCommand,
-                                  &benchCommand})
+  if (rkc::cli::compileCommand)
+    return rkc::cli::runCompile();
+  for (cl::SubCommand *pending : {&tuneCommand, &benchCommand})
     if (*pending) {
       errs() << "rkc " << pending->getName()
              << ": not available in this version of rkc yet; 'rkc run' "

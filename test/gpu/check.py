@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""GPU check of RKC's generated kernels against the float64 interpreter.
+
+Runs where a GPU, nvcc, a C compiler and PyTorch are (no LLVM needed: `rkc`
+is the statically linked binary). For every example spec and option it
+compiles the kernels with `rkc compile`, builds the launcher and runtime into
+a shared library, draws inputs with `rkc run --random` (which also writes the
+interpreter's float64 outputs on the exact, rounded inputs), runs the prefill
+kernel on the GPU with outputs poisoned by NaN, compares, then checks the
+decode kernel over the last 16 tokens from the prefill state. Prints a table
+last; exits 1 if any row is out of tolerance.
+
+  python3 test/gpu/check.py --rkc .devbin/rkc [--specs kda,eda] [--quick]
+"""
+import argparse
+import concurrent.futures as futures
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+from safetensors.torch import load_file
+
+SPECS = ["linear_attention", "deltanet", "gdn", "kda", "gdn2", "qed", "eda",
+         "deltaproduct", "comba", "dplr", "kda_prologue"]
+DTYPE_CODE = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
+TOLERANCE = {"f32": 1e-5, "bf16": 5e-3}
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * 4),
+                ("stride", ctypes.c_int64 * 4), ("rank", ctypes.c_int32),
+                ("dtype", ctypes.c_int32)]
+
+
+def describe(t):
+    d = Tensor()
+    d.data = t.data_ptr()
+    d.rank = t.dim()
+    for i in range(t.dim()):
+        d.shape[i] = t.shape[i]
+        d.stride[i] = t.stride(i)
+    d.dtype = DTYPE_CODE[t.dtype]
+    return d
+
+
+class Kernels:
+    """The generated library of one spec, bound through ctypes."""
+
+    def __init__(self, folder, name):
+        with open(os.path.join(folder, name + ".json")) as f:
+            self.manifest = json.load(f)
+        self.lib = ctypes.CDLL(os.path.join(folder, "lib" + name + ".so"))
+        fields = [(i["name"], Tensor) for i in self.manifest["inputs"]]
+        fields += [("o", Tensor), ("initial_state", ctypes.c_void_p),
+                   ("final_state", ctypes.c_void_p),
+                   ("cu_seqlens", ctypes.c_void_p),
+                   ("cu_seqlens_host", ctypes.c_void_p),
+                   ("num_seqs", ctypes.c_int64),
+                   ("state_indices", ctypes.c_void_p),
+                   ("scale", ctypes.c_float)]
+        self.Args = type("Args", (ctypes.Structure,), {"_fields_": fields})
+        self.lib.rkc_last_error.restype = ctypes.c_char_p
+        for fn in ("prefill", "decode"):
+            f = getattr(self.lib, self.manifest[fn])
+            f.restype = ctypes.c_int
+            f.argtypes = [ctypes.c_void_p, ctypes.POINTER(self.Args)]
+
+    def call(self, which, inputs, o, initial=None, final=None,
+             cu_seqlens=None, cu_host=None):
+        keep = []
+        args = self.Args()
+        for spec_input in self.manifest["inputs"]:
+            t = inputs[spec_input["name"]]
+            keep.append(t)
+            setattr(args, spec_input["name"], describe(t))
+        args.o = describe(o)
+        args.initial_state = initial.data_ptr() if initial is not None else None
+        args.final_state = final.data_ptr() if final is not None else None
+        if cu_seqlens is not None:
+            args.cu_seqlens = cu_seqlens.data_ptr()
+            args.cu_seqlens_host = cu_host.data_ptr()
+            args.num_seqs = cu_seqlens.numel() - 1
+        stream = torch.cuda.current_stream().cuda_stream
+        status = getattr(self.lib, self.manifest[which])(
+            ctypes.c_void_p(stream), ctypes.byref(args))
+        if status != 0:
+            raise RuntimeError("%s failed (%d): %s" % (
+                self.manifest[which], status,
+                self.lib.rkc_last_error().decode()))
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError("%s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
+    return r.stdout
+
+
+def build(rkc, spec, d, work):
+    folder = os.path.join(work, "%s_d%d" % (spec, d))
+    run([rkc, "compile", "examples/specs/%s.mlir" % spec, "-o", folder,
+         "--dk", str(d), "--dv", str(d)])
+    run(["cc", "-shared", "-fPIC", "-O2", "-std=c11", "-I", folder, "-o",
+         os.path.join(folder, "lib%s.so" % spec),
+         os.path.join(folder, "%s_launch.c" % spec),
+         os.path.join(folder, "rkc", "runtime.c"), "-ldl", "-lpthread"])
+    return folder
+
+
+def reference(rkc, spec, shape, dtype, seed, folder, tag):
+    inputs = os.path.join(folder, tag + ".in.safetensors")
+    out = os.path.join(folder, tag + ".ref.safetensors")
+    run([rkc, "run", "examples/specs/%s.mlir" % spec, "--random", shape,
+         "--random-dtype", dtype, "--seed", str(seed), "--save-inputs",
+         inputs, "--out", out])
+    return inputs, out
+
+
+def rel(x, ref):
+    x = x.double().cpu()
+    if not torch.isfinite(x).all():
+        return float("inf")
+    return ((x - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+
+
+def check_case(kernels, inputs_path, ref_path, varlen):
+    inputs = {k: v.cuda() for k, v in load_file(inputs_path).items()}
+    ref = load_file(ref_path)
+    cu = inputs.pop("cu_seqlens", None)
+    initial = inputs.pop("initial_state").float().contiguous()
+    first = inputs[kernels.manifest["inputs"][0]["name"]]
+    o = torch.full(ref["o"].shape, float("nan"), device="cuda",
+                   dtype=first.dtype)
+    final = torch.full(ref["final_state"].shape, float("nan"), device="cuda")
+    kernels.call("prefill", inputs, o, initial, final, cu,
+                 cu.cpu() if cu is not None else None)
+    torch.cuda.synchronize()
+    errors = [rel(o, ref["o"]), rel(final, ref["final_state"])]
+    # Decode: the same tokens one at a time from the given state (batch rows).
+    if not varlen:
+        rows = kernels.manifest["substep_rows"]
+        T = o.shape[1]
+        tail = min(16, T)
+        state = initial.clone()
+        # Prefill all but the last `tail` tokens, then decode them one by one.
+        head = T - tail
+        if head > 0:
+            cut = {k: (v[:, :head * (rows if "substep" == rate else 1)]
+                       if v.dim() >= 3 else v)
+                   for (k, v), rate in zip(inputs.items(), rates(kernels, inputs))}
+            o_head = torch.empty_like(o[:, :head])
+            kernels.call("prefill", cut, o_head, initial, state)
+        o_tail = torch.full_like(o[:, head:], float("nan"))
+        for t in range(head, T):
+            step = {k: (v[:, t * (rows if rate == "substep" else 1):
+                          (t + 1) * (rows if rate == "substep" else 1)]
+                        if v.dim() >= 3 else v)
+                    for (k, v), rate in zip(inputs.items(), rates(kernels, inputs))}
+            kernels.call("decode", step, o_tail[:, t - head:t - head + 1],
+                         state, state)
+        torch.cuda.synchronize()
+        errors += [rel(o_tail, ref["o"][:, head:]),
+                   rel(state, ref["final_state"])]
+    return errors
+
+
+def rates(kernels, inputs):
+    by_name = {i["name"]: i["rate"] for i in kernels.manifest["inputs"]}
+    return [by_name[k] for k in inputs]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rkc", required=True)
+    parser.add_argument("--work", default="/tmp/rkc-gpu")
+    parser.add_argument("--specs", default=",".join(SPECS))
+    parser.add_argument("--dims", default="64,128")
+    parser.add_argument("--dtypes", default="f32,bf16")
+    parser.add_argument("--quick", action="store_true",
+                        help="one small case a spec")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    specs = args.specs.split(",")
+    dims = [int(d) for d in args.dims.split(",")]
+    start = time.time()
+    with futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+        folders = dict(zip([(s, d) for s in specs for d in dims],
+                           pool.map(lambda sd: build(args.rkc, sd[0], sd[1],
+                                                     args.work),
+                                    [(s, d) for s in specs for d in dims])))
+    print("compiled %d kernels in %.1f s" % (len(folders), time.time() - start),
+          flush=True)
+
+    cases = [("B=3,T=1", False), ("B=1,T=63", False), ("B=3,T=64", False),
+             ("B=1,T=65", False), ("B=3,T=1000", False), ("B=1,T=4096", False),
+             ("seqlens=37:1000:5:300", True), ("B=2,T=200,HV=4", False)]
+    if args.quick:
+        cases = [("B=2,T=100", False), ("seqlens=37:100:5", True)]
+    jobs = []
+    for (spec, d), folder in folders.items():
+        for dtype in args.dtypes.split(","):
+            for i, (shape, varlen) in enumerate(cases):
+                full = "%s,H=2,dk=%d,dv=%d" % (shape, d, d)
+                jobs.append((spec, d, dtype, shape, varlen, folder,
+                             "%s_%d" % (dtype, i), full))
+    start = time.time()
+    with futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+        refs = list(pool.map(
+            lambda j: reference(args.rkc, j[0], j[7], j[2], 17, j[5], j[6]),
+            jobs))
+    print("interpreter references in %.1f s" % (time.time() - start),
+          flush=True)
+
+    loaded = {}
+    rows, failures = [], 0
+    for job, (inputs, ref) in zip(jobs, refs):
+        spec, d, dtype, shape, varlen, folder = job[:6]
+        key = (spec, d)
+        if key not in loaded:
+            loaded[key] = Kernels(folder, spec)
+        try:
+            errors = check_case(loaded[key], inputs, ref, varlen)
+            bound = TOLERANCE[dtype]
+            ok = all(e <= bound for e in errors)
+        except Exception as e:  # a launch error is a failed row, not a crash
+            errors, ok = [], False
+            print("%s %s %s: %s" % (spec, dtype, shape, e), flush=True)
+        failures += not ok
+        rows.append((spec, dtype, d, shape, errors, ok))
+
+    print("\nGPU: %s, commit %s" % (torch.cuda.get_device_name(),
+                                   os.environ.get("RKC_COMMIT", "?")))
+    print("%-16s %-5s %4s %-24s %10s %10s %10s %10s %s" % (
+        "spec", "dtype", "d", "case", "o", "state", "decode o", "dec state",
+        "ok"))
+    for spec, dtype, d, shape, errors, ok in rows:
+        cells = ["%10.2e" % e for e in errors] + ["%10s" % "-"] * (4 - len(errors))
+        print("%-16s %-5s %4d %-24s %s %s" % (spec, dtype, d, shape,
+                                              " ".join(cells),
+                                              "ok" if ok else "FAIL"))
+    print("\n%d passed, %d failed" % (len(rows) - failures, failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

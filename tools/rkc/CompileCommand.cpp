@@ -1,0 +1,251 @@
+//===- CompileCommand.cpp - rkc compile: a spec to CUDA kernels -----------===//
+//
+// Lowers a spec twice (--rec-lower-chunked for the prefill kernel,
+// --rec-lower-decode for the decode kernel), prints CUDA C++, a C header and
+// a launcher, builds the fatbin with nvcc, and writes everything an engine
+// needs to build them with the CUDA toolkit alone:
+//
+//   DIR/NAME.h          the C ABI
+//   DIR/NAME.cu         the kernels
+//   DIR/NAME.fatbin     sm_90a code and PTX
+//   DIR/NAME_launch.c   host launchers, the fatbin embedded as bytes
+//   DIR/rkc/…           the runtime (runtime.h, runtime.c, tile.cuh)
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "Embedded.h"
+
+#include "Rec/Passes.h"
+#include "Target/CudaEmitter.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace mlir;
+
+namespace rkc::cli {
+
+cl::SubCommand compileCommand("compile",
+                              "Compile a spec to CUDA kernels (prefill and "
+                              "decode), a C header and a launcher");
+cl::OptionCategory compileCategory("rkc compile options");
+
+namespace {
+cl::opt<std::string> specPath(cl::Positional, cl::sub(compileCommand),
+                              cl::init(""),
+                              cl::desc("<spec.mlir> (default: the embedded "
+                                       "EDA spec)"),
+                              cl::cat(compileCategory));
+cl::opt<std::string> outDir("o", cl::sub(compileCommand), cl::Required,
+                            cl::desc("Output folder"), cl::value_desc("dir"),
+                            cl::cat(compileCategory));
+cl::opt<std::string> specName("spec-name", cl::sub(compileCommand),
+                              cl::desc("Recurrence to compile when the file "
+                                       "holds several"),
+                              cl::cat(compileCategory));
+cl::opt<std::string> arch("arch", cl::sub(compileCommand), cl::init("sm_90a"),
+                          cl::desc("GPU architecture (sm_90a, or sm_80 and "
+                                   "newer without Hopper instructions)"),
+                          cl::cat(compileCategory));
+cl::opt<int64_t> dk("dk", cl::sub(compileCommand), cl::init(128),
+                    cl::desc("Key dimension (a multiple of 32, at most 256)"),
+                    cl::cat(compileCategory));
+cl::opt<int64_t> dv("dv", cl::sub(compileCommand), cl::init(128),
+                    cl::desc("Value dimension (a multiple of 32, at most "
+                             "256)"),
+                    cl::cat(compileCategory));
+cl::opt<int64_t> chunkSize("chunk-size", cl::sub(compileCommand),
+                           cl::init(0),
+                           cl::desc("Tokens per chunk (default: the largest "
+                                    "of 64, 32, 16, 8 whose tiles fit in "
+                                    "shared memory)"),
+                           cl::cat(compileCategory));
+cl::opt<int64_t> valueTile("value-tile", cl::sub(compileCommand),
+                           cl::init(32),
+                           cl::desc("Value columns a thread block owns"),
+                           cl::cat(compileCategory));
+cl::opt<int64_t> threads("threads", cl::sub(compileCommand), cl::init(256),
+                         cl::desc("Threads per block"),
+                         cl::cat(compileCategory));
+cl::list<std::string> params("param", cl::sub(compileCommand),
+                             cl::desc("Override a spec parameter, e.g. "
+                                      "--param n=3"),
+                             cl::value_desc("name=value"),
+                             cl::cat(compileCategory));
+cl::opt<std::string> nvccPath("nvcc", cl::sub(compileCommand),
+                              cl::desc("The nvcc to build the fatbin with "
+                                       "(default: $CUDA_HOME/bin/nvcc, "
+                                       "/usr/local/cuda/bin/nvcc, PATH)"),
+                              cl::cat(compileCategory));
+
+int fail(const Twine &message) {
+  errs() << "rkc compile: error: " << message << "\n";
+  return 1;
+}
+
+bool writeFile(const std::string &path, StringRef text, std::string &error) {
+  std::error_code ec;
+  raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  os << text;
+  return true;
+}
+
+/// Lowers a copy of `spec` with `build` into a module of its own.
+OwningOpRef<ModuleOp> lower(rec::RecurrenceOp spec,
+                            void (*build)(OpPassManager &,
+                                          const rec::LoweringOptions &),
+                            const rec::LoweringOptions &options) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(spec.getLoc());
+  module->getBody()->push_back(spec->clone());
+  PassManager pm(spec.getContext());
+  build(pm, options);
+  if (failed(pm.run(*module)))
+    return nullptr;
+  return module;
+}
+
+std::string findNvcc() {
+  if (!nvccPath.empty())
+    return nvccPath;
+  if (const char *home = getenv("CUDA_HOME")) {
+    std::string candidate = std::string(home) + "/bin/nvcc";
+    if (sys::fs::can_execute(candidate))
+      return candidate;
+  }
+  if (sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+    return "/usr/local/cuda/bin/nvcc";
+  if (ErrorOr<std::string> found = sys::findProgramByName("nvcc"))
+    return *found;
+  return "";
+}
+
+std::string bytesAsC(StringRef bytes) {
+  std::string text;
+  text.reserve(bytes.size() * 6);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    text += std::to_string(static_cast<unsigned char>(bytes[i]));
+    text += (i + 1) % 24 ? "," : ",\n";
+  }
+  return text;
+}
+} // namespace
+
+int runCompile() {
+  MLIRContext context;
+  context.getOrLoadDialect<rec::RecDialect>();
+  SpecFile spec;
+  if (!loadSpecArgument(context, specPath, specName, spec))
+    return 1;
+  std::string name = spec.recurrence.getSymName().str();
+
+  CudaSchedule schedule;
+  schedule.dk = dk;
+  schedule.dv = dv;
+  schedule.valueTile = valueTile;
+  schedule.threads = threads;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<int64_t> candidates = {64, 32, 16, 8};
+  if (chunkSize.getNumOccurrences())
+    candidates = {chunkSize};
+  CudaKernels kernels;
+  std::string error;
+  int64_t chosen = 0;
+  for (int64_t candidate : candidates) {
+    rec::LoweringOptions lowering;
+    lowering.chunkSize = candidate;
+    lowering.params.assign(params.begin(), params.end());
+    OwningOpRef<ModuleOp> chunked =
+        lower(spec.recurrence, rec::buildLowerChunkedPipeline, lowering);
+    OwningOpRef<ModuleOp> decode =
+        lower(spec.recurrence, rec::buildLowerDecodePipeline, lowering);
+    if (!chunked || !decode)
+      return fail("lowering @" + name + " failed");
+    kernels = CudaKernels();
+    if (emitCudaKernels(*chunked->getOps<rec::RecurrenceOp>().begin(),
+                        *decode->getOps<rec::RecurrenceOp>().begin(),
+                        schedule, kernels, error)) {
+      chosen = candidate;
+      break;
+    }
+  }
+  if (!chosen)
+    return fail("@" + name + ": " + error);
+
+  if (std::error_code ec = sys::fs::create_directories(outDir + "/rkc"))
+    return fail("cannot create " + outDir + ": " + ec.message());
+  std::string base = outDir + "/" + name;
+  if (!writeFile(base + ".h", kernels.header, error) ||
+      !writeFile(base + ".cu", kernels.device, error) ||
+      !writeFile(base + ".json", kernels.manifest, error) ||
+      !writeFile(outDir + "/rkc/runtime.h", kEmbeddedRuntimeHeader, error) ||
+      !writeFile(outDir + "/rkc/tile.cuh", kEmbeddedTileLibrary, error) ||
+      !writeFile(outDir + "/rkc/runtime.c", kEmbeddedRuntimeSource, error))
+    return fail(error);
+  outs() << "rkc compile: @" << name << " -> " << outDir << "\n"
+         << "  schedule  dk=" << dk << " dv=" << dv << " chunk=" << chosen
+         << " tokens value-tile=" << valueTile << " threads=" << threads
+         << "\n  shared    prefill " << kernels.prefillSharedBytes
+         << " B, decode " << kernels.decodeSharedBytes << " B a block\n"
+         << "  wrote     " << name << ".h, " << name << ".cu, " << name
+         << ".json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh\n";
+
+  std::string nvcc = findNvcc();
+  if (nvcc.empty()) {
+    outs() << "  nvcc not found: " << name << ".fatbin and " << name
+           << "_launch.c (which embeds it) were not written; build "
+           << name << ".cu with nvcc -fatbin, or pass --nvcc\n";
+    return 0;
+  }
+  std::string fatbin = base + ".fatbin";
+  std::string computeArch = "compute_" + arch.getValue().substr(3);
+  SmallVector<std::string> argv = {
+      nvcc, "-fatbin", "-std=c++17", "-O3",
+      "-gencode=arch=" + computeArch + ",code=" + arch.getValue(),
+      "-gencode=arch=" + computeArch + ",code=" + computeArch,
+      "-I", outDir, "-o", fatbin, base + ".cu"};
+  SmallVector<StringRef> argRefs(argv.begin(), argv.end());
+  std::string message;
+  outs() << "  nvcc      " << nvcc << " (" << arch << " + PTX) ...\n";
+  outs().flush();
+  int rc = sys::ExecuteAndWait(nvcc, argRefs, std::nullopt, {}, 0, 0,
+                               &message);
+  if (rc != 0)
+    return fail("nvcc failed on " + base + ".cu" +
+                (message.empty() ? "" : ": " + message));
+  auto image = MemoryBuffer::getFile(fatbin);
+  if (!image)
+    return fail("cannot read " + fatbin);
+  std::string launcher = "/* Generated by rkc from @" + name +
+                         ": host launchers, the fatbin embedded. */\n"
+                         "#include \"" + name + ".h\"\n\n"
+                         "#include <stdint.h>\n\n"
+                         "static const unsigned char rkc_" + name +
+                         "_fatbin[] __attribute__((aligned(8))) = {\n" +
+                         bytesAsC((*image)->getBuffer()) + "};\n" +
+                         kernels.launcher;
+  if (!writeFile(base + "_launch.c", launcher, error))
+    return fail(error);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  outs() << "  wrote     " << name << ".fatbin (" << (*image)->getBufferSize()
+         << " B), " << name << "_launch.c\n"
+         << formatv("  done in {0:f1} s\n", seconds);
+  return 0;
+}
+
+} // namespace rkc::cli

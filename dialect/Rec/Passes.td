@@ -69,4 +69,36 @@ def RecDecode : Pass<"rec-decode", "::mlir::ModuleOp"> {
   let dependentDialects = ["::rkc::rec::RecDialect"];
 }
 
+def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
+  let summary = "Map chunk-level and decode IR onto thread blocks and shared memory";
+  let description = [{
+    Fixes how the GPU runs a lowered recurrence and checks that it fits:
+
+    - the sizes kernels are compiled for (`dk`, `dv`, both multiples of 32
+      up to 256);
+    - the work of one thread block: one (sequence, value head, value tile)
+      with `value-tile` of the dv value columns (it must divide dv), the
+      block's slice of the state (dk × value-tile, float32) kept in shared
+      memory for the whole sequence, `threads` threads a block;
+    - for `rec.chunked`, the shared-memory offset of every tile of the
+      chunk body (`rec.smem_offset`, in floats, after the state slice),
+      planned from the tiles' live ranges so that dead tiles are reused;
+      the total (`shared_bytes`) must stay within `max-shared-bytes`
+      (232448, sm_90's opt-in limit per block, by default).
+
+    The result is a `rec.schedule` dictionary on `rec.chunked` and
+    `rec.decode`; `rkc compile` prints CUDA from it.
+  }];
+  let options = [
+    Option<"dk", "dk", "int64_t", "128", "Key dimension">,
+    Option<"dv", "dv", "int64_t", "128", "Value dimension">,
+    Option<"valueTile", "value-tile", "int64_t", "32",
+           "Value columns a thread block owns">,
+    Option<"threads", "threads", "int64_t", "256", "Threads a block">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "Shared memory a block may use">
+  ];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
 #endif // REC_PASSES_TD

@@ -29,6 +29,34 @@ using namespace rkc::rec;
 namespace rkc {
 namespace {
 
+/// What --rec-schedule decided, read back from the IR.
+struct CudaSchedule {
+  int64_t dk = 0, dv = 0, valueTile = 0, threads = 0, sharedBytes = 0;
+
+  bool read(Operation *op, std::string &error) {
+    auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
+    if (!dict) {
+      error = "'" + op->getName().getStringRef().str() +
+              "' has no rec.schedule: run --rec-schedule first";
+      return false;
+    }
+    auto get = [&](StringRef key) -> int64_t {
+      auto value = dyn_cast_or_null<IntegerAttr>(dict.get(key));
+      return value ? value.getInt() : 0;
+    };
+    dk = get("dk");
+    dv = get("dv");
+    valueTile = get("value_tile");
+    threads = get("threads");
+    sharedBytes = get("shared_bytes");
+    if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
+      error = "incomplete rec.schedule";
+      return false;
+    }
+    return true;
+  }
+};
+
 std::string roleName(RowRole role) { return stringifyRowRole(role).str(); }
 
 /// Prints one op as a comment line.
@@ -46,9 +74,8 @@ std::string opComment(Operation *op) {
 
 class Emitter {
 public:
-  Emitter(RecurrenceOp chunked, RecurrenceOp decode,
-          const CudaSchedule &schedule)
-      : chunkedRec(chunked), decodeRec(decode), s(schedule),
+  Emitter(RecurrenceOp chunked, RecurrenceOp decode)
+      : chunkedRec(chunked), decodeRec(decode),
         plan(SpecPlan::build(chunked)), decodePlan(SpecPlan::build(decode)),
         name(chunked.getSymName().str()) {
     chunkedOp = cast<ChunkedOp>(chunked.getTransition());
@@ -57,30 +84,20 @@ public:
   }
 
   bool run(CudaKernels &out, std::string &error) {
-    if (s.dk % 32 || s.dv % 32 || s.dk > 256 || s.dv > 256) {
-      error = llvm::formatv("dk = {0} and dv = {1} must be multiples of 32, "
-                            "at most 256",
-                            s.dk, s.dv);
+    CudaSchedule decodeSchedule;
+    if (!s.read(chunkedOp, error) ||
+        !decodeSchedule.read(decodeRec.getTransition(), error))
+      return false;
+    if (decodeSchedule.dk != s.dk || decodeSchedule.dv != s.dv ||
+        decodeSchedule.valueTile != s.valueTile ||
+        decodeSchedule.threads != s.threads) {
+      error = "the prefill and decode schedules differ";
       return false;
     }
-    if (s.valueTile < 1 || s.dv % s.valueTile) {
-      error = llvm::formatv("the value tile ({0}) must divide dv = {1}",
-                            s.valueTile, s.dv);
-      return false;
-    }
-    if (s.threads % 32 || s.threads < 64 || s.threads > 1024) {
-      error = llvm::formatv("threads ({0}) must be a multiple of 32 in "
-                            "[64, 1024]",
-                            s.threads);
-      return false;
-    }
-    if (m > 8) {
-      error = "more than 8 sub-steps a token";
-      return false;
-    }
+    out.prefillSharedBytes = s.sharedBytes;
+    out.decodeSharedBytes = decodeSchedule.sharedBytes;
     emitHeader(out.header);
-    if (!emitDevice(out.device, out.prefillSharedBytes,
-                    out.decodeSharedBytes, error))
+    if (!emitDevice(out.device, error))
       return false;
     emitLauncher(out.launcher, out.prefillSharedBytes,
                  out.decodeSharedBytes);
@@ -372,60 +389,6 @@ private:
     return text + "}}";
   }
 
-  /// Shared-memory offsets (in floats) of every tile of the chunk body, by
-  /// first fit over live ranges; the state slice comes first.
-  bool planMemory(int64_t &totalFloats, std::string &error) {
-    Block &body = chunkedOp.getBody().front();
-    std::vector<Operation *> ops;
-    for (Operation &op : body)
-      ops.push_back(&op);
-    llvm::DenseMap<Value, size_t> lastUse;
-    for (size_t i = 0; i < ops.size(); ++i)
-      for (Value operand : ops[i]->getOperands())
-        lastUse[operand] = i;
-    int64_t stateFloats = s.dk * s.valueTile;
-    std::vector<std::pair<int64_t, int64_t>> live; // [offset, end)
-    std::map<Value *, int> dummy;
-    llvm::DenseMap<Value, std::pair<int64_t, int64_t>> placement;
-    int64_t peak = stateFloats;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      for (Value result : ops[i]->getResults()) {
-        int64_t size = tileFloats(result.getType());
-        // First fit above the state slice.
-        std::sort(live.begin(), live.end());
-        int64_t offset = stateFloats;
-        for (auto [begin, end] : live) {
-          if (offset + size <= begin)
-            break;
-          offset = std::max(offset, end);
-        }
-        offset = (offset + 3) / 4 * 4; // 16-byte aligned tiles
-        live.push_back({offset, offset + size});
-        placement[result] = {offset, offset + size};
-        peak = std::max(peak, offset + size);
-        offsets[result] = offset;
-      }
-      // Free what this op used last (after placing its results, so that a
-      // result never aliases an operand).
-      for (Value operand : ops[i]->getOperands()) {
-        if (lastUse[operand] != i || !placement.count(operand))
-          continue;
-        auto range = placement[operand];
-        live.erase(std::remove(live.begin(), live.end(), range), live.end());
-      }
-    }
-    totalFloats = peak;
-    if (peak * 4 > s.maxSharedBytes) {
-      error = llvm::formatv(
-          "the chunked kernel needs {0} bytes of shared memory (chunk of {1} "
-          "tokens, dk = {2}, value tile {3}); the limit is {4}: lower the "
-          "chunk size or the value tile",
-          peak * 4, C, s.dk, s.valueTile, s.maxSharedBytes);
-      return false;
-    }
-    return true;
-  }
-
   std::string tile(Value v) const {
     if (isa<BlockArgument>(v))
       return "S";
@@ -565,17 +528,19 @@ private:
         });
   }
 
-  bool emitDevice(std::string &text, int64_t &prefillBytes,
-                  int64_t &decodeBytes, std::string &error) {
-    int64_t floats = 0;
-    if (!planMemory(floats, error))
-      return false;
-    prefillBytes = floats * 4;
+  bool emitDevice(std::string &text, std::string &error) {
     Block &body = chunkedOp.getBody().front();
     int id = 0;
     for (Operation &op : body)
-      for (Value r : op.getResults())
+      for (Value r : op.getResults()) {
         valueIds[r] = id++;
+        auto offset = op.getAttrOfType<IntegerAttr>("rec.smem_offset");
+        if (!offset) {
+          error = "a chunk op has no rec.smem_offset: run --rec-schedule";
+          return false;
+        }
+        offsets[r] = offset.getInt();
+      }
 
     // The kernel body first: it decides which row functions exist.
     std::string kernelText;
@@ -631,10 +596,6 @@ __device__ inline void store(const rkc_tensor &t, int64_t offset, float x) {
   }
 }
 
-[[maybe_unused]] __device__ inline float softplus(float x) {
-  return fmaxf(x, 0.f) + log1pf(expf(-fabsf(x)));
-}
-
 /// The offset of an input's row: token inputs [B, T*rows, heads, d] (row j
 /// of token t is t*rows + j), per-head inputs [heads, d]. Under GVA an
 /// input with fewer heads than HV is shared by a group of value heads.
@@ -649,6 +610,13 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 }
 
 )";
+    bool softplus = false;
+    for (const SpecPlan::Expr &e : plan.exprs)
+      softplus |= e.kind == SpecPlan::ExprKind::Softplus ||
+                  e.kind == SpecPlan::ExprKind::LogSigmoid;
+    if (softplus)
+      os << "__device__ inline float softplus(float x) {\n"
+            "  return fmaxf(x, 0.f) + log1pf(expf(-fabsf(x)));\n}\n\n";
     // Row functions of the prefill kernel, then of the decode kernel.
     for (auto &[slot, role, axis] : rowFunctions)
       emitRowFunction(plan, "prefill", slot, static_cast<RowRole>(role),
@@ -674,7 +642,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "p.value_heads + hv) * DK + e / BV) * DV + v0 + e % BV] : 0.f;\n"
        << "  __syncthreads();\n"
        << kernelText << kernelEpilogue() << "}\n\n";
-    emitDecodeKernel(os, decodeBytes);
+    emitDecodeKernel(os);
     return true;
   }
 
@@ -723,11 +691,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     }
   }
 
-  void emitDecodeKernel(llvm::raw_ostream &os, int64_t &bytes) {
-    // S, then one row per role, then u.
-    int64_t floats = s.dk * s.valueTile + 4 * s.dk + s.valueTile + 2 * s.dk +
-                     4 + s.valueTile;
-    bytes = floats * 4;
+  void emitDecodeKernel(llvm::raw_ostream &os) {
+    // Shared memory (rec-schedule sized it): S, one row per role, then u.
     os << "// Decode: one block per (value tile, value head, sequence); per "
           "new token, the\n// sub-steps of rec.decode in order, the state "
           "slice read and written once.\n"
@@ -809,9 +774,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                     int64_t decodeBytes) {
     llvm::raw_string_ostream os(text);
     double defaultScale = plan.scale ? *plan.scale : 1.0 / std::sqrt(double(s.dk));
-    os << "\nstatic rkc_module rkc_" << name << "_module = {rkc_" << name
-       << "_fatbin, 0, 0};\n\n"
-       << "/* Validates the arguments and derives the sizes the kernels "
+    os << "/* Validates the arguments and derives the sizes the kernels "
           "take. */\n"
        << "static rkc_status rkc_" << name << "_prepare(const rkc_" << name
        << "_args *a, rkc_" << name << "_kernel_params *p) {\n"
@@ -952,15 +915,14 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 } // namespace
 
 bool emitCudaKernels(RecurrenceOp chunked, RecurrenceOp decode,
-                     const CudaSchedule &schedule, CudaKernels &kernels,
-                     std::string &error) {
+                     CudaKernels &kernels, std::string &error) {
   if (!isa<ChunkedOp>(chunked.getTransition()) ||
       !isa<DecodeOp>(decode.getTransition())) {
     error = "emitCudaKernels needs --rec-lower-chunked and "
             "--rec-lower-decode forms";
     return false;
   }
-  return Emitter(chunked, decode, schedule).run(kernels, error);
+  return Emitter(chunked, decode).run(kernels, error);
 }
 
 } // namespace rkc

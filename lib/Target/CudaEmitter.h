@@ -19,14 +19,6 @@
 
 namespace rkc {
 
-/// The schedule of the generated kernels: sizes fixed at compile time.
-struct CudaSchedule {
-  int64_t dk = 128, dv = 128;
-  int64_t valueTile = 32; // value columns per thread block
-  int64_t threads = 256;  // threads per block
-  int64_t maxSharedBytes = 227 * 1024; // sm_90's opt-in limit per block
-};
-
 struct CudaKernels {
   std::string header;   // NAME.h: C ABI
   std::string device;   // NAME.cu: kernels
@@ -36,13 +28,11 @@ struct CudaKernels {
 };
 
 /// Emits the kernels of `chunked` (lowered with --rec-lower-chunked) and
-/// `decode` (lowered with --rec-lower-decode), two lowerings of one spec.
-/// Returns false with `error` when the schedule does not fit (dk or dv not a
-/// multiple of 32, the value tile not dividing dv, shared memory over the
-/// limit).
+/// `decode` (lowered with --rec-lower-decode), two lowerings of one spec,
+/// both scheduled by --rec-schedule (sizes, value tile, threads, shared
+/// memory offsets). Returns false with `error` when they are not.
 bool emitCudaKernels(rec::RecurrenceOp chunked, rec::RecurrenceOp decode,
-                     const CudaSchedule &schedule, CudaKernels &kernels,
-                     std::string &error);
+                     CudaKernels &kernels, std::string &error);
 
 } // namespace rkc
 

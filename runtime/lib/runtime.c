@@ -181,6 +181,10 @@ rkc_status rkc_launch(rkc_module *module, const char *kernel,
                       size_t shared_bytes, CUstream stream,
                       const void *params, size_t params_size) {
   (void)params_size;
+  if (!module->image)
+    return rkc_fail(RKC_ERROR_NO_KERNELS, "%s: these launchers were "
+                    "generated without a fatbin (rkc compile found no nvcc)",
+                    kernel);
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return RKC_SUCCESS; /* nothing to do */
   pthread_mutex_lock(&driver_lock);

@@ -31,7 +31,8 @@ typedef enum rkc_status {
   RKC_ERROR_CU_SEQLENS = 6,       /* cu_seqlens not monotone or out of range */
   RKC_ERROR_NO_DRIVER = 7,        /* libcuda.so could not be loaded */
   RKC_ERROR_CUDA = 8,             /* a CUDA driver call failed */
-  RKC_ERROR_RESOURCES = 9         /* the kernel needs more than the device has */
+  RKC_ERROR_RESOURCES = 9,        /* the kernel needs more than the device has */
+  RKC_ERROR_NO_KERNELS = 10       /* built without a fatbin (no nvcc at compile time) */
 } rkc_status;
 
 typedef enum rkc_dtype {

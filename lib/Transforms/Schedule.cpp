@@ -1,0 +1,142 @@
+//===- Schedule.cpp - Thread blocks and shared memory for lowered IR ------===//
+//
+// One thread block runs one (sequence, value head, value tile): it keeps its
+// dk × value-tile slice of the state in shared memory across the chunks of
+// its sequence. Every tile of the chunk body gets a shared-memory offset by
+// first fit over live ranges; a tile's space is reused once its last user
+// has run (never by that user's own result).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Rec/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace rkc::rec {
+#define GEN_PASS_DEF_RECSCHEDULE
+#include "Rec/Passes.h.inc"
+} // namespace rkc::rec
+
+using namespace mlir;
+using namespace rkc::rec;
+
+namespace {
+
+struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
+  using RecScheduleBase::RecScheduleBase;
+
+  int64_t axisSize(Axis axis, size_t slots, int64_t chunk, int64_t m) {
+    switch (axis) {
+    case Axis::chunk:
+      return chunk * static_cast<int64_t>(slots ? slots : m);
+    case Axis::key:
+      return dk;
+    case Axis::value:
+      return valueTile;
+    case Axis::one:
+      return 1;
+    }
+    return 0;
+  }
+
+  /// Plans the chunk body; returns the floats it needs, state slice included.
+  int64_t planChunkBody(ChunkedOp chunked) {
+    Block &body = chunked.getBody().front();
+    int64_t chunk = chunked.getChunkSize(), m = chunked.getSubstepsPerToken();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body)
+      ops.push_back(&op);
+    llvm::DenseMap<Value, size_t> lastUse;
+    for (auto [i, op] : llvm::enumerate(ops))
+      for (Value operand : op->getOperands())
+        lastUse[operand] = i;
+    const int64_t stateFloats = dk * valueTile;
+    std::vector<std::pair<int64_t, int64_t>> live; // [begin, end) in floats
+    llvm::DenseMap<Value, std::pair<int64_t, int64_t>> placed;
+    int64_t peak = stateFloats;
+    Builder builder(&getContext());
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      for (Value result : op->getResults()) {
+        auto tile = cast<TileType>(result.getType());
+        int64_t size =
+            axisSize(tile.getRows(), tile.getRowSlots().size(), chunk, m) *
+            axisSize(tile.getCols(), tile.getColSlots().size(), chunk, m);
+        std::sort(live.begin(), live.end());
+        int64_t offset = stateFloats;
+        for (auto [begin, end] : live) {
+          if (offset + size <= begin)
+            break;
+          offset = std::max(offset, (end + 3) / 4 * 4); // 16-byte aligned
+        }
+        live.push_back({offset, offset + size});
+        placed[result] = live.back();
+        peak = std::max(peak, offset + size);
+        op->setAttr("rec.smem_offset", builder.getI64IntegerAttr(offset));
+      }
+      for (Value operand : op->getOperands())
+        if (lastUse[operand] == i && placed.count(operand))
+          llvm::erase(live, placed[operand]);
+    }
+    return peak;
+  }
+
+  DictionaryAttr schedule(int64_t sharedBytes) {
+    Builder b(&getContext());
+    return b.getDictionaryAttr({
+        b.getNamedAttr("dk", b.getI64IntegerAttr(dk)),
+        b.getNamedAttr("dv", b.getI64IntegerAttr(dv)),
+        b.getNamedAttr("value_tile", b.getI64IntegerAttr(valueTile)),
+        b.getNamedAttr("threads", b.getI64IntegerAttr(threads)),
+        b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
+        b.getNamedAttr("grid", b.getStringAttr("value tiles x value heads x "
+                                               "sequences")),
+        b.getNamedAttr("state", b.getStringAttr("f32, shared memory")),
+    });
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto fail = [&](const Twine &message) {
+      module.emitError() << "rec-schedule: " << message;
+      signalPassFailure();
+    };
+    if (dk % 32 || dv % 32 || dk < 32 || dv < 32 || dk > 256 || dv > 256)
+      return fail("dk = " + Twine(dk) + " and dv = " + Twine(dv) +
+                  " must be multiples of 32 from 32 to 256");
+    if (valueTile < 1 || dv % valueTile)
+      return fail("the value tile (" + Twine(valueTile) +
+                  ") must divide dv = " + Twine(dv));
+    if (threads % 32 || threads < 64 || threads > 1024)
+      return fail("threads (" + Twine(threads) +
+                  ") must be a multiple of 32 from 64 to 1024");
+    module.walk([&](Operation *op) {
+      if (auto chunked = dyn_cast<ChunkedOp>(op)) {
+        if (chunked.getSubstepsPerToken() > 8) {
+          chunked.emitError() << "rec-schedule: more than 8 sub-steps a "
+                                 "token";
+          return signalPassFailure();
+        }
+        int64_t bytes = planChunkBody(chunked) * 4;
+        if (bytes > maxSharedBytes) {
+          chunked.emitError()
+              << "rec-schedule: the chunk body needs " << bytes
+              << " bytes of shared memory (chunk of "
+              << chunked.getChunkSize() << " tokens, dk = "
+              << static_cast<int64_t>(dk) << ", value tile "
+              << static_cast<int64_t>(valueTile) << "); the limit is "
+              << static_cast<int64_t>(maxSharedBytes)
+              << ": lower chunk-size or value-tile";
+          return signalPassFailure();
+        }
+        chunked->setAttr("rec.schedule", schedule(bytes));
+      } else if (auto decode = dyn_cast<DecodeOp>(op)) {
+        // The state slice, one row per role and u: see the decode kernel.
+        int64_t floats = dk * valueTile + 5 * dk + 2 * valueTile + 4;
+        decode->setAttr("rec.schedule", schedule(floats * 4));
+      }
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,58 @@
+// The CUDA rkc compile prints, from the scheduled chunk-level and decode IR.
+// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/eda.mlir -o %t --no-fatbin --dk 64 --dv 64 --chunk-size 16 | FileCheck %s --check-prefix=LOG
+// RUN: FileCheck %s --check-prefix=EDA --input-file=%t/eda.cu
+// RUN: FileCheck %s --check-prefix=HEADER --input-file=%t/eda.h
+// RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/eda_launch.c
+// RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t --no-fatbin --dk 64 --dv 64 > /dev/null
+// RUN: FileCheck %s --check-prefix=GDN --input-file=%t/gdn.cu
+// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --no-fatbin --dk 64 --dv 64 > /dev/null
+// RUN: FileCheck %s --check-prefix=DELTANET --input-file=%t/deltanet.cu
+// RUN: not rkc compile %rkc_src/examples/specs/eda.mlir -o %t --no-fatbin --dk 96 --dv 100 2>&1 | FileCheck %s --check-prefix=BADDIM
+
+// LOG: schedule  dk=64 dv=64 chunk=16 tokens value-tile=32 threads=256
+// LOG: wrote     eda.h, eda.cu, eda.json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh
+// LOG: wrote     eda_launch.c
+
+// EDA's erase sub-step (slot 0) has rows for the UT system (its address and
+// decayed read vector) but no write: the key and value rows are slot 1's.
+// EDA: __device__ void prefill_s0_erase_along(
+// EDA: __device__ void prefill_s0_read(
+// EDA: dst[lane + 32 * i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
+// EDA-NOT: prefill_s0_key
+// EDA-NOT: prefill_s0_value
+// EDA: extern "C" __global__ void __launch_bounds__(THREADS)
+// EDA-NEXT: rkc_eda_prefill_kernel(const Params p) {
+// EDA: for (int64_t t0 = bos; t0 < eos; t0 += C) {
+// EDA: // %{{[0-9]+}} = rec.chunk.rows value {{.*}} : !rec.tile<chunk[1], value>
+// EDA: case 0: prefill_s1_value(p, row, t, hv, v0, dst); break;
+// EDA: rkc::tile::utInverse(
+// EDA: rkc_eda_decode_kernel(const Params p) {
+// EDA: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
+// EDA-NOT: s += scalars[1] * k[d] * v[c];
+// EDA: // Sub-step 1:
+// EDA: s += scalars[1] * k[d] * v[c];
+
+// HEADER: typedef struct rkc_eda_args {
+// HEADER-NEXT: rkc_tensor q; /* [B, T, H, dk] */
+// HEADER: rkc_tensor gamma; /* [B, T, H] */
+// HEADER: rkc_status rkc_eda_fwd(CUstream stream, const rkc_eda_args *args);
+// HEADER: rkc_status rkc_eda_decode(CUstream stream, const rkc_eda_args *args);
+
+// LAUNCH: Written without a fatbin: launches return RKC_ERROR_NO_KERNELS.
+// LAUNCH: static rkc_status rkc_eda_prepare(
+// LAUNCH: rkc_check_tensor("gamma", &a->gamma, 3, shape, floats)
+// LAUNCH: return rkc_launch(&rkc_eda_module, "rkc_eda_prefill_kernel", grid, block,
+
+// GDN's gate is a scalar: Gram products weigh a pair of rows by one exp
+// (one decay column), and the decayed read vector multiplies by a scalar.
+// GDN: dst[lane + 32 * i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}});
+// GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
+// GDN: rkc::tile::gram({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
+// GDN-NOT: __expf(e{{[0-9]+}}[i])
+
+// DeltaNet has no decay: no exponential anywhere in its kernels.
+// DELTANET-NOT: expf
+// DELTANET: rkc::tile::gram({{.*}}, nullptr, nullptr, 1, true,
+// DELTANET-NOT: expf
+
+// BADDIM: error: @eda: rec-schedule: dk = 96 and dv = 100 must be multiples of 32 from 32 to 256

@@ -1,0 +1,20 @@
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=16 --rec-schedule="dk=64 dv=64 value-tile=32" | FileCheck %s
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-decode --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=DECODE
+// RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=64 --rec-schedule="dk=256 dv=256" 2>&1 | FileCheck %s --check-prefix=TOOBIG
+// RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="dk=100" 2>&1 | FileCheck %s --check-prefix=DK
+// RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="value-tile=48" 2>&1 | FileCheck %s --check-prefix=TILE
+// RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="threads=48" 2>&1 | FileCheck %s --check-prefix=THREADS
+
+// The block's work and its shared memory: the state slice (64 x 32 floats)
+// first, then every tile at an offset planned from live ranges, reused once
+// dead (the strengths reuse the gate rows' space).
+// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", threads = 256 : i64, value_tile = 32 : i64}}
+// CHECK: rec.chunk.rows gate {rec.smem_offset = 2048 : i64} : !rec.tile<chunk[0], key>
+// CHECK: rec.chunk.rows write_strength {rec.smem_offset = 2048 : i64}
+
+// DECODE: rec.decode tokens(1) attributes {rec.schedule = {dk = 128 : i64, dv = 128 : i64, {{.*}}shared_bytes = 19216 : i64
+
+// TOOBIG: error: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 256, value tile 32); the limit is 232448: lower chunk-size or value-tile
+// DK: error: rec-schedule: dk = 100 and dv = 128 must be multiples of 32 from 32 to 256
+// TILE: error: rec-schedule: the value tile (48) must divide dv = 128
+// THREADS: error: rec-schedule: threads (48) must be a multiple of 32 from 64 to 1024

@@ -221,7 +221,7 @@ rkc_status rkc_launch(rkc_module *module, const char *kernel,
     return rkc_fail(RKC_ERROR_RESOURCES, "%s needs %zu bytes of shared "
                     "memory, more than the device allows", kernel,
                     shared_bytes);
-  void *args[] = {(void *)params};
+  void *args[] = {(void *)(uintptr_t)params};
   r = driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
                             block[1], block[2], (unsigned)shared_bytes,
                             stream, args, NULL);

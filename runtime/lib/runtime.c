@@ -138,6 +138,14 @@ static struct {
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)(void);
+  CUresult (*cuMemAlloc)(uint64_t *, size_t);
+  CUresult (*cuMemFree)(uint64_t);
+  CUresult (*cuMemcpyHtoD)(uint64_t, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, uint64_t, size_t);
 } driver;
 static pthread_mutex_t driver_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -161,6 +169,14 @@ static rkc_status load_driver(void) {
   RKC_LOAD(cuFuncSetAttribute, "cuFuncSetAttribute")
   RKC_LOAD(cuLaunchKernel, "cuLaunchKernel")
   RKC_LOAD(cuGetErrorString, "cuGetErrorString")
+  RKC_LOAD(cuDeviceGet, "cuDeviceGet")
+  RKC_LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
+  RKC_LOAD(cuCtxSetCurrent, "cuCtxSetCurrent")
+  RKC_LOAD(cuCtxSynchronize, "cuCtxSynchronize")
+  RKC_LOAD(cuMemAlloc, "cuMemAlloc_v2")
+  RKC_LOAD(cuMemFree, "cuMemFree_v2")
+  RKC_LOAD(cuMemcpyHtoD, "cuMemcpyHtoD_v2")
+  RKC_LOAD(cuMemcpyDtoH, "cuMemcpyDtoH_v2")
 #undef RKC_LOAD
   if (driver.cuInit(0) != 0)
     return rkc_fail(RKC_ERROR_NO_DRIVER, "cuInit failed: no usable GPU");
@@ -229,4 +245,74 @@ rkc_status rkc_launch(rkc_module *module, const char *kernel,
     return cuda_fail("cuLaunchKernel", r);
   last_error[0] = 0;
   return RKC_SUCCESS;
+}
+
+/*===----------------------------------------------------------------------===*
+ * Device memory for hosts without a CUDA runtime
+ *===----------------------------------------------------------------------===*/
+
+static rkc_status with_driver(void) {
+  pthread_mutex_lock(&driver_lock);
+  rkc_status status = load_driver();
+  pthread_mutex_unlock(&driver_lock);
+  return status;
+}
+
+rkc_status rkc_device_open(int device) {
+  rkc_status status = with_driver();
+  if (status)
+    return status;
+  CUdevice handle;
+  CUcontext context;
+  CUresult r = driver.cuDeviceGet(&handle, device);
+  if (r)
+    return cuda_fail("cuDeviceGet", r);
+  if ((r = driver.cuDevicePrimaryCtxRetain(&context, handle)))
+    return cuda_fail("cuDevicePrimaryCtxRetain", r);
+  if ((r = driver.cuCtxSetCurrent(context)))
+    return cuda_fail("cuCtxSetCurrent", r);
+  return RKC_SUCCESS;
+}
+
+rkc_status rkc_device_alloc(void **pointer, size_t bytes) {
+  rkc_status status = with_driver();
+  if (status)
+    return status;
+  uint64_t address = 0;
+  CUresult r = driver.cuMemAlloc(&address, bytes ? bytes : 1);
+  if (r)
+    return cuda_fail("cuMemAlloc", r);
+  *pointer = (void *)(uintptr_t)address;
+  return RKC_SUCCESS;
+}
+
+rkc_status rkc_device_free(void *pointer) {
+  if (!pointer || with_driver())
+    return RKC_SUCCESS;
+  CUresult r = driver.cuMemFree((uint64_t)(uintptr_t)pointer);
+  return r ? cuda_fail("cuMemFree", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_device_upload(void *device, const void *host, size_t bytes) {
+  rkc_status status = with_driver();
+  if (status || !bytes)
+    return status;
+  CUresult r = driver.cuMemcpyHtoD((uint64_t)(uintptr_t)device, host, bytes);
+  return r ? cuda_fail("cuMemcpyHtoD", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_device_download(void *host, const void *device, size_t bytes) {
+  rkc_status status = with_driver();
+  if (status || !bytes)
+    return status;
+  CUresult r = driver.cuMemcpyDtoH(host, (uint64_t)(uintptr_t)device, bytes);
+  return r ? cuda_fail("cuMemcpyDtoH", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_device_synchronize(void) {
+  rkc_status status = with_driver();
+  if (status)
+    return status;
+  CUresult r = driver.cuCtxSynchronize();
+  return r ? cuda_fail("cuCtxSynchronize", r) : RKC_SUCCESS;
 }

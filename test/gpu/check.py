@@ -232,6 +232,28 @@ def main():
         failures += not ok
         rows.append((spec, dtype, d, shape, errors, ok))
 
+    # `rkc run --backend cuda` end to end: compile (cached), run, write.
+    for spec in [s for s in specs if s in ("kda", "eda", "deltaproduct", "qed")]:
+        folder = os.path.join(args.work, "cli_" + spec)
+        os.makedirs(folder, exist_ok=True)
+        inputs, ref = reference(args.rkc, spec,
+                                "seqlens=37:300:5,H=2,HV=4,dk=128,dv=128",
+                                "f32", 5, folder, "cli")
+        out = os.path.join(folder, "cuda.safetensors")
+        try:
+            run([args.rkc, "run", "examples/specs/%s.mlir" % spec, "--inputs",
+                 inputs, "--backend", "cuda", "--out", out],
+                env=dict(os.environ, RKC_CACHE_DIR=os.path.join(folder, "cache")))
+            got, want = load_file(out), load_file(ref)
+            errors = [rel(got["o"], want["o"]),
+                      rel(got["final_state"], want["final_state"])]
+            ok = all(e <= TOLERANCE["f32"] for e in errors)
+        except Exception as e:
+            errors, ok = [], False
+            print("rkc run --backend cuda %s: %s" % (spec, e), flush=True)
+        failures += not ok
+        rows.append((spec, "f32", 128, "rkc run --backend cuda", errors, ok))
+
     print("\nGPU: %s, commit %s" % (torch.cuda.get_device_name(),
                                    os.environ.get("RKC_COMMIT", "?")))
     print("%-16s %-5s %4s %-24s %10s %10s %10s %10s %s" % (

@@ -186,8 +186,9 @@ TEST_F(RunCommand, BadInputsGiveOneClearError) {
   EXPECT_EQ(rkc("run " + path("nonexistent.mlir")), 1);
   EXPECT_THAT(output, ::testing::HasSubstr("cannot read spec"));
 
-  EXPECT_EQ(rkc("run --backend cuda"), 1);
-  EXPECT_THAT(output, ::testing::HasSubstr("backend 'cuda' is not available"));
+  EXPECT_EQ(rkc("run --backend gpu"), 1);
+  EXPECT_THAT(output, ::testing::HasSubstr("unknown backend 'gpu' (available: "
+                                           "interp, chunked, decode, cuda)"));
 
   EXPECT_EQ(rkc("run --backend chunked --chunk-size 0"), 1);
   EXPECT_THAT(output, ::testing::HasSubstr("positive number of tokens"));

@@ -78,9 +78,11 @@ cl::opt<std::string> outDType("out-dtype", cl::sub(runCommand),
                               cl::cat(runCategory));
 cl::opt<std::string> backend(
     "backend", cl::sub(runCommand), cl::init("interp"),
-    cl::desc("Executor, all float64: interp (the spec token by token), "
-             "chunked (the chunked WY/UT algorithm of --rec-lower-chunked), "
-             "decode (the sub-steps of --rec-lower-decode token by token)"),
+    cl::desc("Executor: interp (the spec token by token), chunked (the "
+             "chunked WY/UT algorithm of --rec-lower-chunked), decode (the "
+             "sub-steps of --rec-lower-decode token by token), all three in "
+             "float64 on the CPU; cuda (the generated prefill kernel on GPU "
+             "0, compiled with nvcc or taken from ~/.cache/rkc)"),
     cl::cat(runCategory));
 cl::opt<int64_t> chunkSize("chunk-size", cl::sub(runCommand), cl::init(64),
                            cl::desc("Tokens per chunk of --backend chunked"),
@@ -128,10 +130,10 @@ bool loadSpecArgument(MLIRContext &context, const std::string &path,
 }
 
 int runRun() {
-  if (backend != "interp" && backend != "chunked" && backend != "decode")
-    return fail("backend '" + backend +
-                "' is not available in this version (available: interp, "
-                "chunked, decode)");
+  if (backend != "interp" && backend != "chunked" && backend != "decode" &&
+      backend != "cuda")
+    return fail("unknown backend '" + backend +
+                "' (available: interp, chunked, decode, cuda)");
   DType outType, randomType;
   if (!parseDType(outDType, outType) ||
       (outType != DType::F64 && outType != DType::F32 &&
@@ -196,8 +198,12 @@ int runRun() {
   BackendOptions backendOptions;
   backendOptions.backend = backend;
   backendOptions.chunkSize = chunkSize;
-  if (!runBackend(spec.recurrence, backendOptions, inputs, options, outputs,
-                  error))
+  bool ran = backend == "cuda"
+                 ? runCudaBackend(spec.recurrence, inputs, options, outputs,
+                                  error, outs())
+                 : runBackend(spec.recurrence, backendOptions, inputs,
+                              options, outputs, error);
+  if (!ran)
     return fail(error);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
@@ -220,7 +226,7 @@ int runRun() {
   outs() << "\n  backend  " << backend.getValue();
   if (backend == "chunked")
     outs() << " (chunk " << chunkSize << " tokens)";
-  outs() << " (float64)"
+  outs() << (backend == "cuda" ? " (GPU 0, float32 state)" : " (float64)")
          << format(", %.3f s", seconds) << "\n";
   for (auto &[name, t] : outputs)
     outs() << "  output   " << name << " " << formatShape(t.shape)

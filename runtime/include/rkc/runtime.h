@@ -91,6 +91,16 @@ rkc_status rkc_launch(rkc_module *module, const char *kernel,
                       size_t shared_bytes, CUstream stream,
                       const void *params, size_t params_size);
 
+/* Device memory for hosts that have no CUDA runtime of their own (the rkc
+ * CLI): the primary context of `device` is made current, then memory is
+ * allocated, copied and freed through the driver. */
+rkc_status rkc_device_open(int device);
+rkc_status rkc_device_alloc(void **pointer, size_t bytes);
+rkc_status rkc_device_free(void *pointer);
+rkc_status rkc_device_upload(void *device, const void *host, size_t bytes);
+rkc_status rkc_device_download(void *host, const void *device, size_t bytes);
+rkc_status rkc_device_synchronize(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@ import concurrent.futures as futures
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -194,10 +195,15 @@ def main():
                                     [(s, d) for s in specs for d in dims])))
     print("compiled %d kernels in %.1f s" % (len(folders), time.time() - start),
           flush=True)
+    if shutil.which("cuobjdump"):  # the sm_90a code in every fatbin
+        for (spec, d), folder in sorted(folders.items()):
+            elf = run(["cuobjdump", "--list-elf",
+                       os.path.join(folder, spec + ".fatbin")]).strip()
+            print("%-16s d=%-3d %s" % (spec, d, elf), flush=True)
 
-    cases = [("B=3,T=1", False), ("B=1,T=63", False), ("B=3,T=64", False),
-             ("B=1,T=65", False), ("B=3,T=1000", False), ("B=1,T=4096", False),
-             ("seqlens=37:1000:5:300", True), ("B=2,T=200,HV=4", False)]
+    cases = [("B=%d,T=%d" % (b, t), False)
+             for t in (1, 63, 64, 65, 1000, 4096) for b in (1, 3)]
+    cases += [("seqlens=37:1000:5:300", True), ("B=2,T=200,HV=4", False)]
     if args.quick:
         cases = [("B=2,T=100", False), ("seqlens=37:100:5", True)]
     jobs = []

@@ -25,6 +25,18 @@ mlir::Type getType(mlir::MLIRContext *context, Side side, Rate rate);
 /// "key-side vector (dk)", "value-side vector (dv)", "scalar".
 llvm::StringRef describeSide(Side side);
 
+/// The sizes a tile's axes take for a chunk of `chunk` tokens of `substeps`
+/// sub-steps, keys of `dk` and value columns of `dv` (a block's value tile
+/// on the GPU, all of dv on the CPU).
+struct TileExtents {
+  int64_t chunk, substeps, dk, dv;
+
+  int64_t axis(Axis axis, size_t slots) const;
+  int64_t rows(TileType type) const;
+  int64_t cols(TileType type) const;
+  int64_t elements(TileType type) const { return rows(type) * cols(type); }
+};
+
 } // namespace rkc::rec
 
 #endif // RKC_DIALECT_REC_RECTYPES_H

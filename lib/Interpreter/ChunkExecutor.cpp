@@ -46,19 +46,6 @@ public:
   }
 
 private:
-  int64_t axisSize(Axis axis, size_t slots) const {
-    switch (axis) {
-    case Axis::chunk:
-      return C * static_cast<int64_t>(slots ? slots : m);
-    case Axis::key:
-      return shape.dk;
-    case Axis::value:
-      return shape.dv;
-    case Axis::one:
-      return 1;
-    }
-    return 0;
-  }
   std::vector<int64_t> chunkRows(ArrayRef<int64_t> slots) const {
     std::vector<int64_t> rows;
     for (int64_t i = 0; i < C; ++i)
@@ -70,8 +57,9 @@ private:
   Tile makeTile(Type type) const {
     auto t = cast<TileType>(type);
     Tile tile;
-    tile.rows = axisSize(t.getRows(), t.getRowSlots().size());
-    tile.cols = axisSize(t.getCols(), t.getColSlots().size());
+    TileExtents extents{C, m, shape.dk, shape.dv};
+    tile.rows = extents.rows(t);
+    tile.cols = extents.cols(t);
     if (t.getRows() == Axis::chunk)
       tile.rowIndex = chunkRows(t.getRowSlots());
     if (t.getCols() == Axis::chunk)

@@ -360,24 +360,7 @@ private:
   // Device code
   //===--------------------------------------------------------------------===//
 
-  int64_t axisSize(Axis axis, size_t slots) const {
-    switch (axis) {
-    case Axis::chunk:
-      return C * static_cast<int64_t>(slots ? slots : m);
-    case Axis::key:
-      return s.dk;
-    case Axis::value:
-      return s.valueTile;
-    case Axis::one:
-      return 1;
-    }
-    return 0;
-  }
-  int64_t tileFloats(Type type) const {
-    auto t = cast<TileType>(type);
-    return axisSize(t.getRows(), t.getRowSlots().size()) *
-           axisSize(t.getCols(), t.getColSlots().size());
-  }
+  TileExtents extents() const { return {C, m, s.dk, s.valueTile}; }
   std::string rowsDescriptor(ArrayRef<int64_t> slots) const {
     std::string text = "{" + std::to_string(C * static_cast<int64_t>(
                                                     slots.empty() ? m
@@ -403,12 +386,10 @@ private:
     return rowsDescriptor(t.getColSlots());
   }
   int64_t ncols(Value v) const {
-    auto t = cast<TileType>(v.getType());
-    return axisSize(t.getCols(), t.getColSlots().size());
+    return extents().cols(cast<TileType>(v.getType()));
   }
   int64_t nrows(Value v) const {
-    auto t = cast<TileType>(v.getType());
-    return axisSize(t.getRows(), t.getRowSlots().size());
+    return extents().rows(cast<TileType>(v.getType()));
   }
 
   void emitChunkOp(Operation *op, llvm::raw_ostream &os) {

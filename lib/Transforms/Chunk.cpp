@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Interleaved.h"
 #include "Rec/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -181,16 +182,7 @@ struct RecChunkPass : rkc::rec::impl::RecChunkBase<RecChunkPass> {
           << static_cast<int64_t>(chunkSize);
       return signalPassFailure();
     }
-    WalkResult result = getOperation().walk([&](RecurrenceOp recurrence) {
-      Operation *transition = recurrence.getTransition();
-      if (isa<StepOp>(transition)) {
-        transition->emitError()
-            << "rec-chunk needs sub-steps: run --rec-interleave first";
-        return WalkResult::interrupt();
-      }
-      auto interleaved = dyn_cast<InterleavedOp>(transition);
-      if (!interleaved)
-        return WalkResult::advance();
+    auto lower = [&](InterleavedOp interleaved) {
       auto table = llvm::to_vector(
           interleaved.getBody().front().getOps<SubstepOp>());
       OpBuilder builder(interleaved);
@@ -208,9 +200,8 @@ struct RecChunkPass : rkc::rec::impl::RecChunkBase<RecChunkPass> {
                        body.getArgument(0))
           .build();
       interleaved.erase();
-      return WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    };
+    if (failed(forEachInterleaved(getOperation(), "rec-chunk", lower)))
       signalPassFailure();
   }
 };

@@ -1,5 +1,6 @@
 //===- Decode.cpp - Sub-steps to a one-token state update -----------------===//
 
+#include "Interleaved.h"
 #include "Rec/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -24,23 +25,13 @@ struct RecDecodePass : rkc::rec::impl::RecDecodeBase<RecDecodePass> {
           << static_cast<int64_t>(tokens);
       return signalPassFailure();
     }
-    WalkResult result = getOperation().walk([&](RecurrenceOp recurrence) {
-      Operation *transition = recurrence.getTransition();
-      if (isa<StepOp>(transition)) {
-        transition->emitError()
-            << "rec-decode needs sub-steps: run --rec-interleave first";
-        return WalkResult::interrupt();
-      }
-      auto interleaved = dyn_cast<InterleavedOp>(transition);
-      if (!interleaved)
-        return WalkResult::advance();
+    auto lower = [&](InterleavedOp interleaved) {
       OpBuilder builder(interleaved);
       auto decode = DecodeOp::create(builder, interleaved.getLoc(), tokens);
       decode.getBody().takeBody(interleaved.getBody());
       interleaved.erase();
-      return WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    };
+    if (failed(forEachInterleaved(getOperation(), "rec-decode", lower)))
       signalPassFailure();
   }
 };

@@ -26,20 +26,6 @@ namespace {
 struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   using RecScheduleBase::RecScheduleBase;
 
-  int64_t axisSize(Axis axis, size_t slots, int64_t chunk, int64_t m) {
-    switch (axis) {
-    case Axis::chunk:
-      return chunk * static_cast<int64_t>(slots ? slots : m);
-    case Axis::key:
-      return dk;
-    case Axis::value:
-      return valueTile;
-    case Axis::one:
-      return 1;
-    }
-    return 0;
-  }
-
   /// Plans the chunk body; returns the floats it needs, state slice included.
   int64_t planChunkBody(ChunkedOp chunked) {
     Block &body = chunked.getBody().front();
@@ -59,9 +45,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     for (auto [i, op] : llvm::enumerate(ops)) {
       for (Value result : op->getResults()) {
         auto tile = cast<TileType>(result.getType());
-        int64_t size =
-            axisSize(tile.getRows(), tile.getRowSlots().size(), chunk, m) *
-            axisSize(tile.getCols(), tile.getColSlots().size(), chunk, m);
+        int64_t size = TileExtents{chunk, m, dk, valueTile}.elements(tile);
         std::sort(live.begin(), live.end());
         int64_t offset = stateFloats;
         for (auto [begin, end] : live) {

@@ -51,6 +51,28 @@ Type getType(MLIRContext *context, Side side, Rate rate) {
   llvm_unreachable("unknown side");
 }
 
+int64_t TileExtents::axis(Axis axis, size_t slots) const {
+  switch (axis) {
+  case Axis::chunk: // a chunk axis keeping `slots` of the sub-steps
+    return chunk * static_cast<int64_t>(slots ? slots : substeps);
+  case Axis::key:
+    return dk;
+  case Axis::value:
+    return dv;
+  case Axis::one:
+    return 1;
+  }
+  llvm_unreachable("unknown axis");
+}
+
+int64_t TileExtents::rows(TileType type) const {
+  return axis(type.getRows(), type.getRowSlots().size());
+}
+
+int64_t TileExtents::cols(TileType type) const {
+  return axis(type.getCols(), type.getColSlots().size());
+}
+
 StringRef describeSide(Side side) {
   switch (side) {
   case Side::Key:

@@ -1,0 +1,198 @@
+"""Compiling a spec with ``rkc compile`` and binding its C ABI with ctypes."""
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+
+_DTYPE_CODE = {"torch.float32": 0, "torch.bfloat16": 1, "torch.float16": 2}
+_STATUS = {1: "null pointer", 2: "shape", 3: "dtype", 4: "stride",
+           5: "alignment", 6: "cu_seqlens", 7: "no driver", 8: "CUDA",
+           9: "resources", 10: "no kernels"}
+
+# Specs the package adds to the examples: KDA and GDN with fla's in-kernel
+# L2 normalisation of q and k (use_qk_l2norm_in_kernel=True).
+EXTRA_SPECS = {
+    "kda_l2norm": """
+rec.recurrence @kda_l2norm {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %g = rec.input "g" : !rec.key
+  %beta = rec.input "beta" : !rec.scalar
+  %qn = rec.l2norm %q : !rec.key
+  %kn = rec.l2norm %k : !rec.key
+  rec.step {
+    rec.decay %g : !rec.key
+    rec.delta %kn, %v scale %beta : !rec.key, !rec.value, !rec.scalar
+    rec.read %qn : !rec.key
+  }
+}
+""",
+    "gdn_l2norm": """
+rec.recurrence @gdn_l2norm {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %g = rec.input "g" : !rec.scalar
+  %beta = rec.input "beta" : !rec.scalar
+  %qn = rec.l2norm %q : !rec.key
+  %kn = rec.l2norm %k : !rec.key
+  rec.step {
+    rec.decay %g : !rec.scalar
+    rec.delta %kn, %v scale %beta : !rec.key, !rec.value, !rec.scalar
+    rec.read %qn : !rec.key
+  }
+}
+""",
+}
+
+
+class Tensor(ctypes.Structure):
+    """rkc_tensor of rkc/runtime.h."""
+    _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * 4),
+                ("stride", ctypes.c_int64 * 4), ("rank", ctypes.c_int32),
+                ("dtype", ctypes.c_int32)]
+
+
+def describe(t):
+    d = Tensor()
+    d.data = t.data_ptr()
+    d.rank = t.dim()
+    for i in range(t.dim()):
+        d.shape[i] = t.shape[i]
+        d.stride[i] = t.stride(i)
+    d.dtype = _DTYPE_CODE.get(str(t.dtype), -1)
+    return d
+
+
+def _find_rkc():
+    for candidate in (os.environ.get("RKC"), shutil.which("rkc")):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    here = os.path.dirname(os.path.abspath(__file__))
+    for relative in ("../../../bin/rkc", "../../build/bin/rkc"):
+        candidate = os.path.normpath(os.path.join(here, relative))
+        if os.path.exists(candidate):
+            return candidate
+    raise RuntimeError("rkc_torch: cannot find the rkc binary; set $RKC")
+
+
+def spec_source(name):
+    """The text of a spec: the package's own, or an example spec."""
+    if name in EXTRA_SPECS:
+        return EXTRA_SPECS[name]
+    here = os.path.dirname(os.path.abspath(__file__))
+    folders = [os.environ.get("RKC_SPECS_DIR"),
+               os.path.join(here, "..", "..", "specs"),             # installed
+               os.path.join(here, "..", "..", "examples", "specs")]  # source tree
+    for folder in folders:
+        if folder and os.path.exists(os.path.join(folder, name + ".mlir")):
+            with open(os.path.join(folder, name + ".mlir")) as f:
+                return f.read()
+    raise ValueError("rkc_torch: no spec named %r (looked in %s)" % (
+        name, [f for f in folders if f]))
+
+
+class Library:
+    """The generated kernels of one spec at one (dk, dv), loaded."""
+
+    def __init__(self, folder, name):
+        with open(os.path.join(folder, name + ".json")) as f:
+            self.manifest = json.load(f)
+        self.lib = ctypes.CDLL(os.path.join(folder, "lib%s.so" % name))
+        fields = [(i["name"], Tensor) for i in self.manifest["inputs"]]
+        fields += [("o", Tensor), ("initial_state", ctypes.c_void_p),
+                   ("final_state", ctypes.c_void_p),
+                   ("cu_seqlens", ctypes.c_void_p),
+                   ("cu_seqlens_host", ctypes.c_void_p),
+                   ("num_seqs", ctypes.c_int64),
+                   ("state_indices", ctypes.c_void_p),
+                   ("scale", ctypes.c_float)]
+        self.Args = type("Args", (ctypes.Structure,), {"_fields_": fields})
+        self.lib.rkc_last_error.restype = ctypes.c_char_p
+        for entry in ("prefill", "decode"):
+            fn = getattr(self.lib, self.manifest[entry])
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(self.Args)]
+
+    def call(self, entry, stream, inputs, o, initial_state=None,
+             final_state=None, cu_seqlens=None, cu_seqlens_host=None,
+             scale=0.0):
+        args = self.Args()
+        for spec_input, tensor in zip(self.manifest["inputs"], inputs):
+            setattr(args, spec_input["name"], describe(tensor))
+        args.o = describe(o)
+        args.initial_state = initial_state.data_ptr() if initial_state is not None else None
+        args.final_state = final_state.data_ptr() if final_state is not None else None
+        if cu_seqlens is not None:
+            args.cu_seqlens = cu_seqlens.data_ptr()
+            args.num_seqs = cu_seqlens.numel() - 1
+            if cu_seqlens_host is not None:
+                args.cu_seqlens_host = cu_seqlens_host.data_ptr()
+        args.scale = scale
+        status = getattr(self.lib, self.manifest[entry])(
+            ctypes.c_void_p(stream), ctypes.byref(args))
+        if status:
+            message = self.lib.rkc_last_error().decode()
+            kind = _STATUS.get(status, "error")
+            if status in (1, 2, 3, 4, 5, 6):
+                raise ValueError("%s (%s): %s" % (self.manifest[entry], kind,
+                                                  message))
+            raise RuntimeError("%s (%s): %s" % (self.manifest[entry], kind,
+                                                message))
+
+
+_lock = threading.Lock()
+_loaded = {}
+
+
+def library(name, dk, dv, params=()):
+    """Compiles (once, cached on disk) and loads `name` at (dk, dv)."""
+    key = (name, dk, dv, tuple(params))
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+        source = spec_source(name)
+        rkc = _find_rkc()
+        digest = hashlib.sha256(("%s|%d|%d|%s|%s" % (
+            source, dk, dv, params, os.path.getmtime(rkc))).encode()).hexdigest()
+        root = os.environ.get("RKC_CACHE_DIR") or os.path.join(
+            os.path.expanduser("~"), ".cache", "rkc", "torch")
+        folder = os.path.join(root, "%s-%d-%d-%s" % (name, dk, dv, digest[:16]))
+        so = os.path.join(folder, "lib%s.so" % name)
+        if not os.path.exists(so):
+            os.makedirs(folder, exist_ok=True)
+            spec_path = os.path.join(folder, name + ".mlir")
+            with open(spec_path, "w") as f:
+                f.write(source)
+            cmd = [rkc, "compile", spec_path, "-o", folder, "--dk", str(dk),
+                   "--dv", str(dv)]
+            for p in params:
+                cmd += ["--param", p]
+            _run(cmd)
+            nvcc = _nvcc()
+            _run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-O2", "-o",
+                  so + ".partial", os.path.join(folder, name + "_launch.c"),
+                  os.path.join(folder, "rkc", "runtime.c"), "-I", folder,
+                  "-ldl", "-lpthread"])
+            os.replace(so + ".partial", so)
+        _loaded[key] = Library(folder, name)
+        return _loaded[key]
+
+
+def _nvcc():
+    home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    for candidate in (os.path.join(home, "bin", "nvcc"), shutil.which("nvcc")):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    raise RuntimeError("rkc_torch: nvcc not found (set CUDA_HOME)")
+
+
+def _run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError("rkc_torch: %s failed:\n%s%s" % (
+            " ".join(cmd), r.stdout, r.stderr))

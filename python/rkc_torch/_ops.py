@@ -1,5 +1,4 @@
 """The custom op and flash-linear-attention-style entry points."""
-import functools
 import re
 from typing import List, Optional, Tuple
 
@@ -12,11 +11,21 @@ _INPUT = re.compile(
     r'rec\.input\s+"([^"]+)"\s*:\s*!rec\.(key|value|scalar)(?:<(\w+)>)?')
 
 
-@functools.lru_cache(maxsize=None)
-def _spec_inputs(spec):
+def _parse_inputs(spec):
     """(name, side, rate) of each input, in the spec's order."""
     return tuple((n, side, rate or "token")
                  for n, side, rate in _INPUT.findall(spec_source(spec)))
+
+
+# Read once at import, so that torch.compile traces plain lookups.
+_KNOWN = {name: _parse_inputs(name) for name in (
+    "kda", "kda_l2norm", "gdn", "gdn_l2norm", "deltanet", "linear_attention",
+    "gdn2", "qed", "eda", "comba", "dplr", "deltaproduct")}
+
+
+def _spec_inputs(spec):
+    inputs = _KNOWN.get(spec)
+    return inputs if inputs is not None else _parse_inputs(spec)
 
 
 @torch.library.custom_op("rkc::recurrence", mutates_args=(),

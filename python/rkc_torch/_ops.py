@@ -30,7 +30,7 @@ def _spec_inputs(spec):
 
 @torch.library.custom_op("rkc::recurrence", mutates_args=(),
                          device_types="cuda")
-def _recurrence(spec: str, params: List[str], inputs: List[torch.Tensor],
+def _recurrence(spec: str, params: str, inputs: List[torch.Tensor],
                 o_shape: List[int], state_shape: List[int], value_index: int,
                 scale: float, initial_state: Optional[torch.Tensor],
                 output_final_state: bool,
@@ -38,7 +38,8 @@ def _recurrence(spec: str, params: List[str], inputs: List[torch.Tensor],
                                                              torch.Tensor]:
     device = inputs[0].device
     with torch.cuda.device(device):
-        lib = library(spec, state_shape[2], state_shape[3], tuple(params))
+        lib = library(spec, state_shape[2], state_shape[3],
+                      tuple(p for p in params.split(",") if p))
         o = torch.empty(o_shape, dtype=inputs[value_index].dtype, device=device)
         final = torch.empty(state_shape if output_final_state else (0,),
                             dtype=torch.float32, device=device)
@@ -121,7 +122,7 @@ def recurrence(spec, inputs, scale=None, initial_state=None,
                          " = %s" % (tuple(initial_state.shape), (N, HV, dk, dv)))
     value_index = [s for _, s, _ in described].index("value")
     o, final = torch.ops.rkc.recurrence(
-        spec, list(params), tensors, [B, T, HV, dv], [N, HV, dk, dv],
+        spec, ",".join(params), tensors, [B, T, HV, dv], [N, HV, dk, dv],
         value_index, float(scale or 0.0), initial_state, output_final_state,
         cu_seqlens)
     return o, (final if output_final_state else None)

@@ -73,7 +73,8 @@ def _find_rkc():
         if candidate and os.path.exists(candidate):
             return candidate
     here = os.path.dirname(os.path.abspath(__file__))
-    for relative in ("../../../bin/rkc", "../../build/bin/rkc"):
+    for relative in ("../../../../bin/rkc",   # installed: share/rkc/python
+                     "../../build/bin/rkc"):  # the source tree
         candidate = os.path.normpath(os.path.join(here, relative))
         if os.path.exists(candidate):
             return candidate

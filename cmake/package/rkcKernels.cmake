@@ -32,10 +32,9 @@ function(rkc_add_kernels target)
   foreach(param ${ARG_PARAMS})
     list(APPEND extra --param ${param})
   endforeach()
-  find_package(CUDAToolkit QUIET)
-  if(CUDAToolkit_NVCC_EXECUTABLE)
-    list(APPEND extra --nvcc ${CUDAToolkit_NVCC_EXECUTABLE})
-  endif()
+  # nvcc builds the kernels; without it the launchers would have none.
+  find_package(CUDAToolkit REQUIRED)
+  list(APPEND extra --nvcc ${CUDAToolkit_NVCC_EXECUTABLE})
 
   set(sources)
   set(includes)

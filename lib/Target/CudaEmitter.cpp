@@ -149,9 +149,9 @@ private:
           "checked when given */\n"
        << "  int64_t num_seqs;               /* N, with cu_seqlens */\n"
        << "  const int32_t *state_indices;   /* device [N]: the state slot "
-          "of each sequence, or NULL */\n"
-       << "  float scale;                    /* 0: the spec's, else "
-          "dk^-0.5 */\n"
+          "of each sequence (< 0: skip it), or NULL */\n"
+       << "  float scale;                    /* 0: the spec's scale (dk^-0.5 "
+          "unless it sets one) */\n"
        << "} rkc_" << name << "_args;\n\n";
     os << "/* What the kernels receive (filled by the launchers). */\n"
        << "typedef struct rkc_" << name << "_kernel_params {\n"
@@ -500,7 +500,9 @@ private:
              << "        store(p.a.o, row * p.a.o.stride[0] + t * "
                 "p.a.o.stride[1] + hv * p.a.o.stride[2] + (v0 + e % BV) * "
                 "p.a.o.stride[3], "
-             << tile(out.getOutput()) << "[e]);\n    }\n";
+             << tile(out.getOutput())
+             << "[e]);\n    }\n    __syncthreads(); // the next op may reuse "
+                "this tile's space\n";
         })
         .Case([&](ChunkYieldOp y) {
           os << "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
@@ -639,7 +641,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            "      eos = bos = 0;\n"
            "  }\n"
            "  const int64_t slot = p.a.state_indices ? "
-           "p.a.state_indices[seq] : seq;\n";
+           "p.a.state_indices[seq] : seq;\n"
+           "  if (slot < 0) // a padding entry of a decode batch\n"
+           "    return;\n";
   }
 
   std::string kernelEpilogue() const {
@@ -819,7 +823,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     }
     os << "  {\n    const int64_t shape[] = {B, T, HV, " << s.dv << "};\n"
        << "    if ((status = rkc_check_tensor(\"o\", &a->o, 4, shape, "
-          "floats)))\n      return status;\n  }\n"
+          "floats)) || (status = rkc_check_writable(\"o\", &a->o)))\n"
+          "      return status;\n  }\n"
        << "  int64_t N = B;\n"
        << "  if (a->cu_seqlens) {\n"
        << "    if (B != 1)\n      return rkc_fail(RKC_ERROR_CU_SEQLENS, "
@@ -836,8 +841,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "% 4)\n"
        << "    return rkc_fail(RKC_ERROR_ALIGNMENT, \"states must be "
           "4-byte aligned\");\n"
-       << "  if (a->scale < 0)\n    return rkc_fail(RKC_ERROR_SHAPE, \"scale "
-          "must be positive, got %g\", (double)a->scale);\n"
+       << "  if (!(a->scale >= 0) || a->scale > 3.4e38f)\n    return "
+          "rkc_fail(RKC_ERROR_SHAPE, \"scale must be positive and finite, got "
+          "%g\", (double)a->scale);\n"
+       << "  if (N > 65535 || HV > 65535)\n    return "
+          "rkc_fail(RKC_ERROR_SHAPE, \"at most 65535 sequences and value "
+          "heads a call, got %lld and %lld\", (long long)N, (long long)HV);\n"
        << "  if (a->scale == 0)\n    p->a.scale = "
        << llvm::formatv("{0:e}", defaultScale).str() << "f;\n"
        << "  p->batch = B;\n  p->length = T;\n  p->key_heads = H;\n"

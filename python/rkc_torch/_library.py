@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 
 _DTYPE_CODE = {"torch.float32": 0, "torch.bfloat16": 1, "torch.float16": 2}
@@ -150,38 +151,65 @@ _lock = threading.Lock()
 _loaded = {}
 
 
-def library(name, dk, dv, params=()):
-    """Compiles (once, cached on disk) and loads `name` at (dk, dv)."""
-    key = (name, dk, dv, tuple(params))
+def _arch(device):
+    """The GPU's architecture: sm_90a (Hopper's own instructions) on 9.0."""
+    import torch
+    major, minor = torch.cuda.get_device_capability(device)
+    return "sm_90a" if (major, minor) == (9, 0) else "sm_%d%d" % (major, minor)
+
+
+def library(name, dk, dv, params=(), device=None):
+    """Compiles (once, cached on disk) and loads `name` at (dk, dv) for the
+    architecture of `device`."""
+    arch = _arch(device)
+    key = (name, dk, dv, tuple(params), arch)
     with _lock:
         if key in _loaded:
             return _loaded[key]
         source = spec_source(name)
         rkc = _find_rkc()
-        digest = hashlib.sha256(("%s|%d|%d|%s|%s" % (
-            source, dk, dv, params, os.path.getmtime(rkc))).encode()).hexdigest()
+        digest = hashlib.sha256(("%s|%d|%d|%s|%s|%s" % (
+            source, dk, dv, params, arch,
+            os.path.getmtime(rkc))).encode()).hexdigest()
         root = os.environ.get("RKC_CACHE_DIR") or os.path.join(
             os.path.expanduser("~"), ".cache", "rkc", "torch")
-        folder = os.path.join(root, "%s-%d-%d-%s" % (name, dk, dv, digest[:16]))
-        so = os.path.join(folder, "lib%s.so" % name)
-        if not os.path.exists(so):
-            os.makedirs(folder, exist_ok=True)
-            spec_path = os.path.join(folder, name + ".mlir")
-            with open(spec_path, "w") as f:
-                f.write(source)
-            cmd = [rkc, "compile", spec_path, "-o", folder, "--dk", str(dk),
-                   "--dv", str(dv)]
-            for p in params:
-                cmd += ["--param", p]
-            _run(cmd)
-            nvcc = _nvcc()
-            _run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-O2", "-o",
-                  so + ".partial", os.path.join(folder, name + "_launch.c"),
-                  os.path.join(folder, "rkc", "runtime.c"), "-I", folder,
-                  "-ldl", "-lpthread"])
-            os.replace(so + ".partial", so)
+        folder = os.path.join(root, "%s-%d-%d-%s-%s" % (name, dk, dv, arch,
+                                                         digest[:16]))
+        if not os.path.exists(os.path.join(folder, "lib%s.so" % name)):
+            _build(folder, name, source, rkc, dk, dv, params, arch)
         _loaded[key] = Library(folder, name)
         return _loaded[key]
+
+
+def _build(folder, name, source, rkc, dk, dv, params, arch):
+    """Builds in a private folder and renames it into place, so that
+    processes compiling the same spec at once (torchrun ranks) never see a
+    half-written library."""
+    root = os.path.dirname(folder)
+    os.makedirs(root, exist_ok=True)
+    work = tempfile.mkdtemp(dir=root, prefix=".build-")
+    try:
+        spec_path = os.path.join(work, name + ".mlir")
+        with open(spec_path, "w") as f:
+            f.write(source)
+        nvcc = _nvcc()
+        cmd = [rkc, "compile", spec_path, "-o", work, "--dk", str(dk),
+               "--dv", str(dv), "--arch", arch, "--nvcc", nvcc]
+        for p in params:
+            cmd += ["--param", p]
+        _run(cmd)
+        _run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-O2", "-o",
+              os.path.join(work, "lib%s.so" % name),
+              os.path.join(work, name + "_launch.c"),
+              os.path.join(work, "rkc", "runtime.c"), "-I", work, "-ldl",
+              "-lpthread"])
+        try:
+            os.rename(work, folder)
+        except OSError:  # another process finished first: use its build
+            if not os.path.exists(os.path.join(folder, "lib%s.so" % name)):
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _nvcc():

@@ -34,27 +34,29 @@ def _recurrence(spec: str, params: str, inputs: List[torch.Tensor],
                 o_shape: List[int], state_shape: List[int], value_index: int,
                 scale: float, initial_state: Optional[torch.Tensor],
                 output_final_state: bool,
-                cu_seqlens: Optional[torch.Tensor]) -> Tuple[torch.Tensor,
-                                                             torch.Tensor]:
+                cu_seqlens: Optional[torch.Tensor],
+                cu_seqlens_cpu: Optional[torch.Tensor]) -> Tuple[torch.Tensor,
+                                                                 torch.Tensor]:
     device = inputs[0].device
     with torch.cuda.device(device):
         lib = library(spec, state_shape[2], state_shape[3],
-                      tuple(p for p in params.split(",") if p))
+                      tuple(p for p in params.split(",") if p), device)
         o = torch.empty(o_shape, dtype=inputs[value_index].dtype, device=device)
         final = torch.empty(state_shape if output_final_state else (0,),
                             dtype=torch.float32, device=device)
         if initial_state is not None:
-            initial_state = initial_state.to(torch.float32).contiguous()
+            initial_state = initial_state.to(
+                device=device, dtype=torch.float32).contiguous()
         lib.call("prefill", torch.cuda.current_stream(device).cuda_stream,
                  inputs, o, initial_state,
                  final if output_final_state else None, cu_seqlens,
-                 scale=scale)
+                 cu_seqlens_cpu, scale=scale)
     return o, final
 
 
 @_recurrence.register_fake
 def _(spec, params, inputs, o_shape, state_shape, value_index, scale,
-      initial_state, output_final_state, cu_seqlens):
+      initial_state, output_final_state, cu_seqlens, cu_seqlens_cpu):
     o = inputs[value_index].new_empty(o_shape)
     final = inputs[0].new_empty(state_shape if output_final_state else (0,),
                                 dtype=torch.float32)
@@ -62,9 +64,15 @@ def _(spec, params, inputs, o_shape, state_shape, value_index, scale,
 
 
 def recurrence(spec, inputs, scale=None, initial_state=None,
-               output_final_state=False, cu_seqlens=None, params=()):
+               output_final_state=False, cu_seqlens=None, params=(),
+               cu_seqlens_cpu=None):
     """Runs the prefill kernel of `spec` (an example spec's name, or one of
-    the package's) on `inputs`, a dict by the spec's input names."""
+    the package's) on `inputs`, a dict by the spec's input names.
+
+    cu_seqlens is checked on the host (0 first, non-decreasing, T last) from
+    `cu_seqlens_cpu` when given, else from a copy taken in eager mode; under
+    CUDA graph capture or torch.compile pass `cu_seqlens_cpu` to have it
+    checked."""
     described = _spec_inputs(spec)
     names = [n for n, _, _ in described]
     for n in inputs:
@@ -112,11 +120,20 @@ def recurrence(spec, inputs, scale=None, initial_state=None,
         if B != 1:
             raise ValueError("cu_seqlens packs sequences into one batch row, "
                              "but B = %d" % B)
+        cu_seqlens = cu_seqlens.contiguous()
+        if cu_seqlens_cpu is None and not torch.compiler.is_compiling() and \
+                not torch.cuda.is_current_stream_capturing():
+            cu_seqlens_cpu = cu_seqlens.cpu()
+        if cu_seqlens_cpu is not None:
+            cu_seqlens_cpu = cu_seqlens_cpu.to(torch.int64).contiguous()
         N = cu_seqlens.numel() - 1
     else:
         N = B
     if scale is not None and not scale > 0:
         raise ValueError("scale must be positive, got %r" % scale)
+    if initial_state is not None and initial_state.device != device:
+        raise ValueError("initial_state is on %s, not %s" % (
+            initial_state.device, device))
     if initial_state is not None and tuple(initial_state.shape) != (N, HV, dk, dv):
         raise ValueError("initial_state has shape %s; expected [N, HV, dk, dv]"
                          " = %s" % (tuple(initial_state.shape), (N, HV, dk, dv)))
@@ -124,7 +141,7 @@ def recurrence(spec, inputs, scale=None, initial_state=None,
     o, final = torch.ops.rkc.recurrence(
         spec, ",".join(params), tensors, [B, T, HV, dv], [N, HV, dk, dv],
         value_index, float(scale or 0.0), initial_state, output_final_state,
-        cu_seqlens)
+        cu_seqlens, cu_seqlens_cpu)
     return o, (final if output_final_state else None)
 
 
@@ -143,7 +160,8 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None,
     _no(kwargs, "chunk_kda")
     spec = "kda_l2norm" if use_qk_l2norm_in_kernel else "kda"
     return recurrence(spec, dict(q=q, k=k, v=v, g=g, beta=beta), scale,
-                      initial_state, output_final_state, cu_seqlens)
+                      initial_state, output_final_state, cu_seqlens,
+                      cu_seqlens_cpu=cu_seqlens_cpu)
 
 
 def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
@@ -154,7 +172,8 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     _no(kwargs, "chunk_gated_delta_rule")
     spec = "gdn_l2norm" if use_qk_l2norm_in_kernel else "gdn"
     return recurrence(spec, dict(q=q, k=k, v=v, g=g, beta=beta), scale,
-                      initial_state, output_final_state, cu_seqlens)
+                      initial_state, output_final_state, cu_seqlens,
+                      cu_seqlens_cpu=cu_seqlens_cpu)
 
 
 def chunk_delta_rule(q, k, v, beta, scale=None, initial_state=None,

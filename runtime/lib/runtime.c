@@ -44,7 +44,8 @@ rkc_tensor rkc_contiguous(const void *data, rkc_dtype dtype, int32_t rank,
   t.rank = rank;
   t.dtype = dtype;
   int64_t stride = 1;
-  for (int i = rank - 1; i >= 0; --i) {
+  /* Ranks above 4 cannot be described; the checks reject the rank. */
+  for (int i = (rank > 4 ? 4 : rank) - 1; i >= 0; --i) {
     t.shape[i] = shape[i];
     t.stride[i] = stride;
     stride *= shape[i];
@@ -91,6 +92,15 @@ rkc_status rkc_check_tensor(const char *name, const rkc_tensor *t,
   if ((uintptr_t)t->data % (uintptr_t)rkc_dtype_size(t->dtype))
     return rkc_fail(RKC_ERROR_ALIGNMENT, "%s is not aligned to its %d-byte "
                     "elements", name, rkc_dtype_size(t->dtype));
+  return RKC_SUCCESS;
+}
+
+rkc_status rkc_check_writable(const char *name, const rkc_tensor *t) {
+  for (int i = 0; i < t->rank && i < 4; ++i)
+    if (t->shape[i] > 1 && t->stride[i] == 0)
+      return rkc_fail(RKC_ERROR_STRIDE, "%s has stride 0 in dimension %d of "
+                      "size %lld: its elements would be written at once",
+                      name, i, (long long)t->shape[i]);
   return RKC_SUCCESS;
 }
 
@@ -206,20 +216,32 @@ rkc_status rkc_launch(rkc_module *module, const char *kernel,
   pthread_mutex_lock(&driver_lock);
   rkc_status status = load_driver();
   CUcontext context = NULL;
+  CUmodule loaded = NULL;
   if (status == RKC_SUCCESS) {
     CUresult r = driver.cuCtxGetCurrent(&context);
     if (r != 0 || !context)
       status = rkc_fail(RKC_ERROR_CUDA, "no current CUDA context: make a "
                         "device current (e.g. cudaSetDevice) before the call");
   }
-  if (status == RKC_SUCCESS && (!module->module || module->context != context)) {
-    CUmodule loaded;
-    CUresult r = driver.cuModuleLoadData(&loaded, module->image);
-    if (r != 0)
-      status = cuda_fail("cuModuleLoadData", r);
-    else {
-      module->module = loaded;
-      module->context = context;
+  if (status == RKC_SUCCESS) {
+    /* The module of this context, loaded on first use there. */
+    int slot = -1;
+    for (int i = 0; i < RKC_MAX_CONTEXTS && slot < 0; ++i)
+      if (module->contexts[i] == context || !module->contexts[i])
+        slot = i;
+    if (slot < 0) {
+      status = rkc_fail(RKC_ERROR_RESOURCES, "%s: loaded in more than %d "
+                        "CUDA contexts", kernel, RKC_MAX_CONTEXTS);
+    } else if (module->contexts[slot] == context) {
+      loaded = module->modules[slot];
+    } else {
+      CUresult r = driver.cuModuleLoadData(&loaded, module->image);
+      if (r != 0) {
+        status = cuda_fail("cuModuleLoadData", r);
+      } else {
+        module->modules[slot] = loaded;
+        module->contexts[slot] = context;
+      }
     }
   }
   pthread_mutex_unlock(&driver_lock);
@@ -227,16 +249,18 @@ rkc_status rkc_launch(rkc_module *module, const char *kernel,
     return status;
 
   CUfunction function;
-  CUresult r = driver.cuModuleGetFunction(&function, module->module, kernel);
+  CUresult r = driver.cuModuleGetFunction(&function, loaded, kernel);
   if (r != 0)
     return cuda_fail(kernel, r);
   r = driver.cuFuncSetAttribute(function,
                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                 (int)shared_bytes);
-  if (r != 0)
+  if (r == 1) /* CUDA_ERROR_INVALID_VALUE: over the device's limit */
     return rkc_fail(RKC_ERROR_RESOURCES, "%s needs %zu bytes of shared "
                     "memory, more than the device allows", kernel,
                     shared_bytes);
+  if (r != 0)
+    return cuda_fail("cuFuncSetAttribute", r);
   void *args[] = {(void *)(uintptr_t)params};
   r = driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
                             block[1], block[2], (unsigned)shared_bytes,

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace {
@@ -133,6 +134,30 @@ TEST(Runtime, DtypesStridesAlignment) {
   a = validArgs();
   a.scale = -1.f;
   EXPECT_THAT(fwd(a).message, HasSubstr("scale must be positive"));
+  a.scale = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THAT(fwd(a).message, HasSubstr("scale must be positive and finite"));
+  a.scale = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(fwd(a).status, RKC_ERROR_SHAPE);
+
+  a = validArgs();
+  a.o.stride[2] = 0; // every head would write the same element
+  c = fwd(a);
+  EXPECT_EQ(c.status, RKC_ERROR_STRIDE);
+  EXPECT_THAT(c.message, HasSubstr("o has stride 0 in dimension 2"));
+}
+
+TEST(Runtime, GridLimits) {
+  rkc_eda_args a = validArgs();
+  for (rkc_tensor *t : {&a.q, &a.k, &a.e, &a.g, &a.v, &a.o})
+    t->shape[0] = 70000;
+  a.beta.shape[0] = a.gamma.shape[0] = 70000;
+  for (rkc_tensor *t : {&a.q, &a.k, &a.e, &a.g, &a.v, &a.o, &a.beta,
+                        &a.gamma})
+    *t = rkc_contiguous(t->data, static_cast<rkc_dtype>(t->dtype), t->rank,
+                        t->shape);
+  Call c = fwd(a);
+  EXPECT_EQ(c.status, RKC_ERROR_SHAPE);
+  EXPECT_THAT(c.message, HasSubstr("at most 65535 sequences"));
 }
 
 TEST(Runtime, CuSeqlens) {

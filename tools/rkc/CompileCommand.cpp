@@ -92,11 +92,6 @@ cl::opt<std::string> nvccPath("nvcc", cl::sub(compileCommand),
                                        "/usr/local/cuda/bin/nvcc, PATH)"),
                               cl::cat(compileCategory));
 
-int fail(const Twine &message) {
-  errs() << "rkc compile: error: " << message << "\n";
-  return 1;
-}
-
 bool writeFile(const std::string &path, StringRef text, std::string &error) {
   std::error_code ec;
   raw_fd_ostream os(path, ec);
@@ -237,7 +232,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
           << "_launch.c is written without kernels (pass --nvcc)\n";
     launcherHead += "/* Written without a fatbin: launches return "
                     "RKC_ERROR_NO_KERNELS. */\nstatic rkc_module rkc_" +
-                    name + "_module = {0, 0, 0};\n\n";
+                    name + "_module = {0};\n\n";
   } else {
     std::string fatbin = base + ".fatbin";
     std::string computeArch = "compute_" + request.arch.substr(3);
@@ -262,7 +257,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
                     "_fatbin[] __attribute__((aligned(8))) = {\n" +
                     bytesAsC((*image)->getBuffer()) +
                     "};\n\nstatic rkc_module rkc_" + name +
-                    "_module = {rkc_" + name + "_fatbin, 0, 0};\n\n";
+                    "_module = {rkc_" + name + "_fatbin};\n\n";
     log << "  wrote     " << name << ".fatbin (" << (*image)->getBufferSize()
         << " B)\n";
   }

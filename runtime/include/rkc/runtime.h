@@ -26,7 +26,7 @@ typedef enum rkc_status {
   RKC_ERROR_NULL_POINTER = 1,     /* a required pointer is null */
   RKC_ERROR_SHAPE = 2,            /* sizes or shapes do not fit the spec */
   RKC_ERROR_DTYPE = 3,            /* an unsupported element type */
-  RKC_ERROR_STRIDE = 4,           /* negative or overlapping strides */
+  RKC_ERROR_STRIDE = 4,           /* negative strides, or a written tensor whose elements overlap */
   RKC_ERROR_ALIGNMENT = 5,        /* a pointer misaligned for its type */
   RKC_ERROR_CU_SEQLENS = 6,       /* cu_seqlens not monotone or out of range */
   RKC_ERROR_NO_DRIVER = 7,        /* libcuda.so could not be loaded */
@@ -70,17 +70,23 @@ rkc_status rkc_check_tensor(const char *name, const rkc_tensor *t,
                             int32_t rank, const int64_t *shape,
                             uint32_t allowed);
 
+/* Checks a tensor the kernels write: no dimension of size > 1 may have a
+ * zero stride (threads would write one element at once). */
+rkc_status rkc_check_writable(const char *name, const rkc_tensor *t);
+
 /* Checks a host copy of cu_seqlens: N + 1 entries, starting at 0,
  * non-decreasing, ending at T. */
 rkc_status rkc_check_cu_seqlens(const int64_t *cu_seqlens, int64_t n,
                                 int64_t total);
 
-/* A module embedded as a fatbin, loaded into the current context on first
- * use. Zero-initialise one per generated file. */
+/* A module embedded as a fatbin, loaded into each context (one a device, for
+ * the primary contexts) on first use there. One per generated file:
+ * `static rkc_module m = {image};`. */
+#define RKC_MAX_CONTEXTS 16
 typedef struct rkc_module {
   const void *image;
-  void *module;   /* CUmodule */
-  void *context;  /* the CUcontext it was loaded in */
+  void *modules[RKC_MAX_CONTEXTS];  /* CUmodule, by context */
+  void *contexts[RKC_MAX_CONTEXTS]; /* CUcontext */
 } rkc_module;
 
 /* Launches `kernel` of `module` with one by-value argument `params`

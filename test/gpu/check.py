@@ -14,7 +14,6 @@ last; exits 1 if any row is out of tolerance.
 """
 import argparse
 import concurrent.futures as futures
-import ctypes
 import json
 import os
 import shutil
@@ -27,71 +26,22 @@ from safetensors.torch import load_file
 
 SPECS = ["linear_attention", "deltanet", "gdn", "kda", "gdn2", "qed", "eda",
          "deltaproduct", "comba", "dplr", "kda_prologue"]
-DTYPE_CODE = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
 TOLERANCE = {"f32": 1e-5, "bf16": 5e-3}
 
 
-class Tensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * 4),
-                ("stride", ctypes.c_int64 * 4), ("rank", ctypes.c_int32),
-                ("dtype", ctypes.c_int32)]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+from rkc_torch._library import Library  # noqa: E402  (the ctypes binding)
 
 
-def describe(t):
-    d = Tensor()
-    d.data = t.data_ptr()
-    d.rank = t.dim()
-    for i in range(t.dim()):
-        d.shape[i] = t.shape[i]
-        d.stride[i] = t.stride(i)
-    d.dtype = DTYPE_CODE[t.dtype]
-    return d
-
-
-class Kernels:
-    """The generated library of one spec, bound through ctypes."""
-
-    def __init__(self, folder, name):
-        with open(os.path.join(folder, name + ".json")) as f:
-            self.manifest = json.load(f)
-        self.lib = ctypes.CDLL(os.path.join(folder, "lib" + name + ".so"))
-        fields = [(i["name"], Tensor) for i in self.manifest["inputs"]]
-        fields += [("o", Tensor), ("initial_state", ctypes.c_void_p),
-                   ("final_state", ctypes.c_void_p),
-                   ("cu_seqlens", ctypes.c_void_p),
-                   ("cu_seqlens_host", ctypes.c_void_p),
-                   ("num_seqs", ctypes.c_int64),
-                   ("state_indices", ctypes.c_void_p),
-                   ("scale", ctypes.c_float)]
-        self.Args = type("Args", (ctypes.Structure,), {"_fields_": fields})
-        self.lib.rkc_last_error.restype = ctypes.c_char_p
-        for fn in ("prefill", "decode"):
-            f = getattr(self.lib, self.manifest[fn])
-            f.restype = ctypes.c_int
-            f.argtypes = [ctypes.c_void_p, ctypes.POINTER(self.Args)]
+class Kernels(Library):
+    """The generated library of one spec, called with inputs by name."""
 
     def call(self, which, inputs, o, initial=None, final=None,
              cu_seqlens=None, cu_host=None):
-        keep = []
-        args = self.Args()
-        for spec_input in self.manifest["inputs"]:
-            t = inputs[spec_input["name"]]
-            keep.append(t)
-            setattr(args, spec_input["name"], describe(t))
-        args.o = describe(o)
-        args.initial_state = initial.data_ptr() if initial is not None else None
-        args.final_state = final.data_ptr() if final is not None else None
-        if cu_seqlens is not None:
-            args.cu_seqlens = cu_seqlens.data_ptr()
-            args.cu_seqlens_host = cu_host.data_ptr()
-            args.num_seqs = cu_seqlens.numel() - 1
-        stream = torch.cuda.current_stream().cuda_stream
-        status = getattr(self.lib, self.manifest[which])(
-            ctypes.c_void_p(stream), ctypes.byref(args))
-        if status != 0:
-            raise RuntimeError("%s failed (%d): %s" % (
-                self.manifest[which], status,
-                self.lib.rkc_last_error().decode()))
+        ordered = [inputs[i["name"]] for i in self.manifest["inputs"]]
+        super().call(which, torch.cuda.current_stream().cuda_stream, ordered,
+                     o, initial, final, cu_seqlens, cu_host)
 
 
 def run(cmd, **kw):

@@ -1,0 +1,116 @@
+"""The ctypes binding of python/rkc_torch (no GPU, no PyTorch needed): a
+generated launcher built without kernels is called through `Library`, so
+that a valid call gets through the launcher's validation (the argument
+struct's layout matches the C header) and stops at RKC_ERROR_NO_KERNELS, and
+bad calls come back as ValueError naming the tensor.
+
+  python3 test/python/test_library.py RKC_BINARY WORK_DIR
+"""
+import importlib.util
+import os
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+spec = importlib.util.spec_from_file_location(
+    "rkc_library", os.path.join(ROOT, "python", "rkc_torch", "_library.py"))
+library = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(library)
+
+
+class FakeTensor:
+    """What `describe` reads of a torch.Tensor: a device address, a shape,
+    strides and a dtype (never dereferenced on the host)."""
+
+    def __init__(self, shape, dtype="torch.bfloat16", address=1 << 32):
+        self.shape, self.dtype, self.address = tuple(shape), dtype, address
+
+    def data_ptr(self):
+        return self.address
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self, i):
+        s = 1
+        for d in self.shape[i + 1:]:
+            s *= d
+        return s
+
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+class LibraryTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        rkc, work = sys.argv[1], sys.argv[2]
+        cls.folder = os.path.join(work, "eda")
+        subprocess.run([rkc, "compile", os.path.join(ROOT, "examples", "specs",
+                                                     "eda.mlir"),
+                        "-o", cls.folder, "--no-fatbin", "--dk", "64", "--dv",
+                        "64", "--chunk-size", "16"], check=True,
+                       capture_output=True)
+        subprocess.run(["cc", "-shared", "-fPIC", "-std=c11", "-I", cls.folder,
+                        "-o", os.path.join(cls.folder, "libeda.so"),
+                        os.path.join(cls.folder, "eda_launch.c"),
+                        os.path.join(cls.folder, "rkc", "runtime.c"), "-ldl",
+                        "-lpthread"], check=True)
+        cls.lib = library.Library(cls.folder, "eda")
+
+    def inputs(self, T=10):
+        shapes = {"q": (2, T, 3, 64), "k": (2, T, 3, 64), "v": (2, T, 3, 64),
+                  "g": (2, T, 3, 64), "beta": (2, T, 3), "e": (2, T, 3, 64),
+                  "gamma": (2, T, 3)}
+        return [FakeTensor(shapes[i["name"]],
+                           "torch.float32" if i["name"] == "g" else
+                           "torch.bfloat16")
+                for i in self.lib.manifest["inputs"]]
+
+    def test_valid_call_passes_validation(self):
+        with self.assertRaisesRegex(RuntimeError, "no kernels"):
+            self.lib.call("prefill", 0, self.inputs(), FakeTensor((2, 10, 3, 64)))
+        with self.assertRaisesRegex(RuntimeError, "no kernels"):
+            self.lib.call("decode", 0, self.inputs(), FakeTensor((2, 10, 3, 64)),
+                          scale=0.5)
+
+    def test_bad_shapes_name_the_tensor(self):
+        inputs = self.inputs()
+        names = [i["name"] for i in self.lib.manifest["inputs"]]
+        inputs[names.index("gamma")] = FakeTensor((2, 11, 3))
+        with self.assertRaisesRegex(ValueError, "gamma has size 11 in dimension 1"):
+            self.lib.call("prefill", 0, inputs, FakeTensor((2, 10, 3, 64)))
+        with self.assertRaisesRegex(ValueError, "o has size 32 in dimension 3"):
+            self.lib.call("prefill", 0, self.inputs(), FakeTensor((2, 10, 3, 32)))
+
+    def test_bad_dtype_and_alignment(self):
+        inputs = self.inputs()
+        inputs[0] = FakeTensor((2, 10, 3, 64), "torch.int64")
+        with self.assertRaisesRegex(ValueError, "q has dtype unknown"):
+            self.lib.call("prefill", 0, inputs, FakeTensor((2, 10, 3, 64)))
+        inputs = self.inputs()
+        inputs[0] = FakeTensor((2, 10, 3, 64), address=(1 << 32) + 1)
+        with self.assertRaisesRegex(ValueError, "q is not aligned"):
+            self.lib.call("prefill", 0, inputs, FakeTensor((2, 10, 3, 64)))
+
+    def test_cu_seqlens_host_copy_is_checked(self):
+        inputs = [FakeTensor((1,) + t.shape[1:], t.dtype) for t in self.inputs()]
+        cu = FakeTensor((3,), "torch.int64")
+        import ctypes
+        host = (ctypes.c_int64 * 3)(0, 6, 4)
+
+        class Host:
+            def data_ptr(self):
+                return ctypes.addressof(host)
+
+        with self.assertRaisesRegex(ValueError, "must be non-decreasing"):
+            self.lib.call("prefill", 0, inputs, FakeTensor((1, 10, 3, 64)),
+                          cu_seqlens=cu, cu_seqlens_host=Host())
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)

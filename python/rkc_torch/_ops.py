@@ -155,9 +155,20 @@ def _no(kwargs, what):
 
 def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None,
               output_final_state=False, use_qk_l2norm_in_kernel=False,
-              cu_seqlens=None, cu_seqlens_cpu=None, **kwargs):
-    """fla.ops.kda.chunk_kda: S = (I - β k kᵀ) Diag(exp g) S + β k vᵀ."""
-    _no(kwargs, "chunk_kda")
+              use_gate_in_kernel=False, use_beta_sigmoid_in_kernel=False,
+              allow_neg_eigval=False, safe_gate=False, lower_bound=None,
+              disable_recompute=False, return_intermediate_states=False,
+              state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None,
+              cp_context=None, **kwargs):
+    """fla.ops.kda.chunk_kda, argument for argument:
+    S = (I - β k kᵀ) Diag(exp g) S + β k vᵀ. (disable_recompute concerns
+    the backward pass and is ignored.)"""
+    _no(dict(kwargs, use_gate_in_kernel=use_gate_in_kernel,
+             use_beta_sigmoid_in_kernel=use_beta_sigmoid_in_kernel,
+             allow_neg_eigval=allow_neg_eigval, safe_gate=safe_gate,
+             lower_bound=lower_bound,
+             return_intermediate_states=return_intermediate_states,
+             state_v_first=state_v_first, cp_context=cp_context), "chunk_kda")
     spec = "kda_l2norm" if use_qk_l2norm_in_kernel else "kda"
     return recurrence(spec, dict(q=q, k=k, v=v, g=g, beta=beta), scale,
                       initial_state, output_final_state, cu_seqlens,
@@ -166,10 +177,16 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None,
 
 def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            output_final_state=False,
-                           use_qk_l2norm_in_kernel=False, cu_seqlens=None,
-                           cu_seqlens_cpu=None, **kwargs):
-    """fla.ops.gated_delta_rule.chunk_gated_delta_rule (GDN)."""
-    _no(kwargs, "chunk_gated_delta_rule")
+                           use_qk_l2norm_in_kernel=False,
+                           use_beta_sigmoid_in_kernel=False,
+                           allow_neg_eigval=False, state_v_first=False,
+                           cu_seqlens=None, cu_seqlens_cpu=None,
+                           chunk_indices=None, cp_context=None, **kwargs):
+    """fla.ops.gated_delta_rule.chunk_gated_delta_rule, argument for
+    argument (GDN). chunk_indices is fla's own tiling and is ignored."""
+    _no(dict(kwargs, use_beta_sigmoid_in_kernel=use_beta_sigmoid_in_kernel,
+             allow_neg_eigval=allow_neg_eigval, state_v_first=state_v_first,
+             cp_context=cp_context), "chunk_gated_delta_rule")
     spec = "gdn_l2norm" if use_qk_l2norm_in_kernel else "gdn"
     return recurrence(spec, dict(q=q, k=k, v=v, g=g, beta=beta), scale,
                       initial_state, output_final_state, cu_seqlens,

@@ -17,6 +17,8 @@ namespace rkc::rec {
 struct LoweringOptions {
   int64_t chunkSize = 64;
   std::vector<std::string> params; // name=value
+  /// Chunks as affine maps of their entering state (--rec-state-transfer).
+  bool stateTransfer = false;
 };
 
 /// normalize, interleave, chunk.

@@ -69,6 +69,27 @@ def RecDecode : Pass<"rec-decode", "::mlir::ModuleOp"> {
   let dependentDialects = ["::rkc::rec::RecDialect"];
 }
 
+def RecStateTransfer : Pass<"rec-state-transfer", "::mlir::ModuleOp"> {
+  let summary = "Write each chunk as an affine map of the state entering it";
+  let description = [{
+    Every value of a chunk body that depends on the entering state S₀ is
+    linear in it: v = A_v S₀ + B_v. This pass computes the coefficients
+    A_v and B_v with state-independent ops, and leaves the state in two
+    products at the end of the body:
+
+        O   = P S₀ + R          (P = A_O: rows × dk,  R = B_O)
+        S_L = M S₀ + N          (M = A_S: dk × dk,    N = B_S)
+
+    (M, N) is the chunk's transfer operator. Everything before the last
+    products is independent of S₀ and so of the other chunks: the
+    token-parallel part of the algorithm. Transfer operators compose
+    ((M₂, N₂)∘(M₁, N₁) = (M₂M₁, M₂N₁ + N₂)), which is what splitting a long
+    sequence across blocks or devices builds on. A body that is not linear
+    in S₀ is an error.
+  }];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
 def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
   let summary = "Map chunk-level and decode IR onto thread blocks and shared memory";
   let description = [{

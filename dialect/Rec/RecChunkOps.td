@@ -183,6 +183,17 @@ def Rec_ChunkMatmulOp : Rec_ChunkOp<"matmul"> {
   let hasVerifier = 1;
 }
 
+def Rec_ChunkIdentityOp : Rec_ChunkOp<"identity"> {
+  let summary = "the identity on the key axis, I (dk x dk)";
+  let description = [{
+    The coefficient of the entering state in itself: --rec-state-transfer
+    starts from S₀ = I·S₀ + 0 when it writes the chunk as an affine map of
+    S₀.
+  }];
+  let results = (outs Rec_Tile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def Rec_ChunkOutputOp : Rec_Op<"chunk.output", [HasParent<"ChunkedOp">]> {
   let summary = "writes the chunk's outputs";
   let description = [{

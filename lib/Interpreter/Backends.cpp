@@ -33,6 +33,7 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   module->getBody()->push_back(spec->clone());
   rec::LoweringOptions lowering;
   lowering.chunkSize = backend.chunkSize;
+  lowering.stateTransfer = backend.stateTransfer;
   for (auto &[name, value] : options.params)
     lowering.params.push_back(name + "=" + std::to_string(value));
   PassManager pm(context);

@@ -13,6 +13,8 @@ namespace rkc {
 struct BackendOptions {
   std::string backend = "interp";
   int64_t chunkSize = 64;
+  /// chunked: run the transfer-operator form (--rec-state-transfer).
+  bool stateTransfer = false;
 };
 
 /// Lowers a copy of `spec` as the backend needs and runs it. All backends

@@ -321,6 +321,12 @@ private:
                 t.at(i, j) *= std::exp(lastRow(G, i));
             tiles[d] = std::move(t);
           })
+          .Case([&](ChunkIdentityOp id) {
+            Tile t = makeTile(id.getType());
+            for (int64_t i = 0; i < t.rows; ++i)
+              t.at(i, i) = 1.0;
+            tiles[id] = std::move(t);
+          })
           .Case([&](ChunkMatmulOp mm) {
             tiles[mm] = matmul(mm, get(mm.getLhs()), get(mm.getRhs()));
           })

@@ -148,8 +148,16 @@ std::vector<InputRole> classifyInputs(const SpecPlan &plan) {
   return roles;
 }
 
-TensorMap randomInputs(const SpecPlan &plan, const RandomShape &shape,
+TensorMap randomInputs(const SpecPlan &plan, const RandomShape &requested,
                        const RunOptions &options) {
+  // Packed sequences make one batch row of their total length.
+  RandomShape shape = requested;
+  if (!shape.seqLens.empty()) {
+    shape.batch = 1;
+    shape.length = 0;
+    for (int64_t l : shape.seqLens)
+      shape.length += l;
+  }
   std::mt19937_64 rng(shape.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };

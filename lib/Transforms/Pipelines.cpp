@@ -22,6 +22,8 @@ void buildLowerChunkedPipeline(OpPassManager &pm,
   RecChunkOptions chunk;
   chunk.chunkSize = options.chunkSize;
   pm.addPass(createRecChunk(chunk));
+  if (options.stateTransfer)
+    pm.addPass(createRecStateTransfer());
 }
 
 void buildLowerDecodePipeline(OpPassManager &pm,
@@ -37,11 +39,16 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
                             llvm::cl::init(64)};
   ListOption<std::string> params{
       *this, "params", llvm::cl::desc("Parameter overrides, name=value")};
+  Option<bool> stateTransfer{
+      *this, "state-transfer",
+      llvm::cl::desc("Write chunks as affine maps of their entering state"),
+      llvm::cl::init(false)};
 
   LoweringOptions lowering() const {
     LoweringOptions options;
     options.chunkSize = chunkSize;
     options.params.assign(params.begin(), params.end());
+    options.stateTransfer = stateTransfer;
     return options;
   }
 };

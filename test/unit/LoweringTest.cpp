@@ -49,10 +49,11 @@ struct LoadedSpec {
 
 TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
               int64_t chunkSize, const TensorMap &inputs,
-              const RunOptions &options = {}) {
+              const RunOptions &options = {}, bool stateTransfer = false) {
   BackendOptions b;
   b.backend = backend;
   b.chunkSize = chunkSize;
+  b.stateTransfer = stateTransfer;
   TensorMap outputs;
   std::string error;
   EXPECT_TRUE(runBackend(spec, b, inputs, options, outputs, error))
@@ -130,6 +131,33 @@ TEST_P(BackendsAgree, VarlenAndGroupedValueHeads) {
   shape.valueHeads = 6, shape.dk = c.dk, shape.dv = c.dv, shape.seed = 9;
   expectBackendsAgree(spec.op(), inputsFor(spec.op(), shape), {1, 3, 16},
                       std::string(c.spec) + " varlen GVA");
+}
+
+// The transfer-operator form (--rec-state-transfer): each chunk as
+// S_L = M S₀ + N, O = P S₀ + R, the same numbers.
+TEST_P(BackendsAgree, StateTransferForm) {
+  GridCase c = GetParam();
+  LoadedSpec spec(c.spec);
+  for (int64_t T : {1, 37, 100}) {
+    RandomShape shape;
+    shape.batch = 2, shape.length = T, shape.keyHeads = 3, shape.dk = c.dk,
+    shape.dv = c.dv, shape.seed = static_cast<uint64_t>(T) + 100;
+    TensorMap inputs = inputsFor(spec.op(), shape, T == 100 ? 4.0 : 1.0);
+    TensorMap want = run(spec.op(), "interp", 0, inputs);
+    for (int64_t C : {1, 3, 16})
+      expectClose(run(spec.op(), "chunked", C, inputs, {}, true), want,
+                  kBound,
+                  std::string(c.spec) + " T=" + std::to_string(T) +
+                      " transfer form C=" + std::to_string(C));
+  }
+  RandomShape varlen;
+  varlen.seqLens = {3, 70, 1, 17};
+  varlen.batch = 1, varlen.keyHeads = 3, varlen.valueHeads = 6,
+  varlen.dk = c.dk, varlen.dv = c.dv, varlen.seed = 3;
+  TensorMap inputs = inputsFor(spec.op(), varlen);
+  expectClose(run(spec.op(), "chunked", 16, inputs, {}, true),
+              run(spec.op(), "interp", 0, inputs), kBound,
+              std::string(c.spec) + " varlen GVA transfer form");
 }
 
 std::vector<GridCase> gridCases() {

@@ -91,6 +91,11 @@ cl::opt<double> scale("scale", cl::sub(runCommand), cl::init(0.0),
                       cl::desc("Read scale (default: the spec's, else "
                                "dk^-0.5)"),
                       cl::cat(runCategory));
+cl::opt<bool> stateTransfer(
+    "state-transfer", cl::sub(runCommand),
+    cl::desc("With --backend chunked: run each chunk as an affine map of its "
+             "entering state, S_L = M S0 + N (--rec-state-transfer)"),
+    cl::cat(runCategory));
 cl::list<std::string> params("param", cl::sub(runCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -198,6 +203,7 @@ int runRun() {
   BackendOptions backendOptions;
   backendOptions.backend = backend;
   backendOptions.chunkSize = chunkSize;
+  backendOptions.stateTransfer = stateTransfer;
   bool ran = backend == "cuda"
                  ? runCudaBackend(spec.recurrence, inputs, options, outputs,
                                   error, outs())

@@ -273,6 +273,25 @@ static void readOutput(const ProblemShape &shape, int64_t row, int64_t t,
     out[c] = shape.scale * state.read[c];
 }
 
+/// Runs `step` for every token of every sequence and value head, after the
+/// prologue of that token, then reads the output at `query(...)`.
+template <typename Step>
+static bool runTokens(const SpecPlan &plan, const TensorMap &inputs,
+                      const RunOptions &options, TensorMap &outputs,
+                      std::string &error, Step step) {
+  return runSequences(
+      plan, inputs, options, outputs, error,
+      [&](const ProblemShape &shape, int64_t seq, int64_t h,
+          DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
+        int64_t row = shape.seqRow[seq];
+        for (int64_t t = shape.seqBegin[seq]; t < shape.seqEnd[seq]; ++t) {
+          prologue.evaluateToken(row, t, h);
+          const double *query = step(shape, state, prologue);
+          readOutput(shape, row, t, h, state, query, o);
+        }
+      });
+}
+
 bool interpret(const SpecPlan &plan, const TensorMap &inputs,
                const RunOptions &options, TensorMap &outputs,
                std::string &error) {
@@ -281,17 +300,12 @@ bool interpret(const SpecPlan &plan, const TensorMap &inputs,
             " is already lowered";
     return false;
   }
-  return runSequences(
-      plan, inputs, options, outputs, error,
-      [&](const ProblemShape &shape, int64_t seq, int64_t h,
-          DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
-        int64_t row = shape.seqRow[seq];
-        for (int64_t t = shape.seqBegin[seq]; t < shape.seqEnd[seq]; ++t) {
-          prologue.evaluateToken(row, t, h);
-          applyFactors(plan.factors, prologue, shape, plan, state);
-          readOutput(shape, row, t, h, state, prologue.value(plan.query), o);
-        }
-      });
+  return runTokens(plan, inputs, options, outputs, error,
+                   [&](const ProblemShape &shape, DenseState &state,
+                       PrologueEvaluator &prologue) {
+                     applyFactors(plan.factors, prologue, shape, plan, state);
+                     return prologue.value(plan.query);
+                   });
 }
 
 bool runDecode(const SpecPlan &plan, const TensorMap &inputs,
@@ -302,40 +316,43 @@ bool runDecode(const SpecPlan &plan, const TensorMap &inputs,
             " with --rec-lower-decode first";
     return false;
   }
-  return runSequences(
+  if (plan.substeps.back().query < 0) {
+    error = "@" + plan.name + ": the last sub-step must read";
+    return false;
+  }
+  std::vector<double> b;
+  return runTokens(
       plan, inputs, options, outputs, error,
-      [&](const ProblemShape &shape, int64_t seq, int64_t h,
-          DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
-        int64_t row = shape.seqRow[seq];
-        std::vector<double> b(shape.dk);
-        for (int64_t t = shape.seqBegin[seq]; t < shape.seqEnd[seq]; ++t) {
-          prologue.evaluateToken(row, t, h);
-          for (const SpecPlan::Substep &s : plan.substeps) {
-            prologue.evaluateSubstep(s.index);
-            // u = Sᵀ b, b = exp(g) ⊙ y (or y): read before the decay.
-            const double *g = s.gate >= 0 ? prologue.value(s.gate) : nullptr;
-            bool channel = g && prologue.width(s.gate) > 1;
-            if (s.eraseAlong >= 0) {
-              const double *y = prologue.value(s.readAlong);
-              for (int64_t d = 0; d < shape.dk; ++d)
-                b[d] = (g && !s.undecayedRead)
-                           ? y[d] * std::exp(channel ? g[d] : g[0])
-                           : y[d];
-              state.readAt(b.data());
-            }
-            // S ← Diag(exp g) S - α x uᵀ + κ k vᵀ
-            if (g)
-              state.decay(g, channel);
-            if (s.eraseAlong >= 0)
-              state.addOuter(-prologue.value(s.strength)[0],
-                             prologue.value(s.eraseAlong), state.read.data());
-            if (s.key >= 0)
-              state.addOuter(prologue.value(s.writeStrength)[0],
-                             prologue.value(s.key), prologue.value(s.value));
-            if (s.query >= 0)
-              readOutput(shape, row, t, h, state, prologue.value(s.query), o);
+      [&](const ProblemShape &shape, DenseState &state,
+          PrologueEvaluator &prologue) {
+        b.resize(shape.dk);
+        const double *query = nullptr;
+        for (const SpecPlan::Substep &s : plan.substeps) {
+          prologue.evaluateSubstep(s.index);
+          // u = Sᵀ b, b = exp(g) ⊙ y (or y): read before the decay.
+          const double *g = s.gate >= 0 ? prologue.value(s.gate) : nullptr;
+          bool channel = g && prologue.width(s.gate) > 1;
+          if (s.eraseAlong >= 0) {
+            const double *y = prologue.value(s.readAlong);
+            for (int64_t d = 0; d < shape.dk; ++d)
+              b[d] = (g && !s.undecayedRead)
+                         ? y[d] * std::exp(channel ? g[d] : g[0])
+                         : y[d];
+            state.readAt(b.data());
           }
+          // S ← Diag(exp g) S - α x uᵀ + κ k vᵀ
+          if (g)
+            state.decay(g, channel);
+          if (s.eraseAlong >= 0)
+            state.addOuter(-prologue.value(s.strength)[0],
+                           prologue.value(s.eraseAlong), state.read.data());
+          if (s.key >= 0)
+            state.addOuter(prologue.value(s.writeStrength)[0],
+                           prologue.value(s.key), prologue.value(s.value));
+          if (s.query >= 0)
+            query = prologue.value(s.query); // the last sub-step reads
         }
+        return query;
       });
 }
 

@@ -13,42 +13,32 @@ _STATUS = {1: "null pointer", 2: "shape", 3: "dtype", 4: "stride",
            5: "alignment", 6: "cu_seqlens", 7: "no driver", 8: "CUDA",
            9: "resources", 10: "no kernels"}
 
-# Specs the package adds to the examples: KDA and GDN with fla's in-kernel
-# L2 normalisation of q and k (use_qk_l2norm_in_kernel=True).
-EXTRA_SPECS = {
-    "kda_l2norm": """
-rec.recurrence @kda_l2norm {
-  %q = rec.input "q" : !rec.key
-  %k = rec.input "k" : !rec.key
-  %v = rec.input "v" : !rec.value
-  %g = rec.input "g" : !rec.key
-  %beta = rec.input "beta" : !rec.scalar
-  %qn = rec.l2norm %q : !rec.key
-  %kn = rec.l2norm %k : !rec.key
+def _l2norm_spec(name, gate):
+    """A delta rule with fla's in-kernel L2 normalisation of q and k
+    (use_qk_l2norm_in_kernel=True), with a `gate` ("key" or "scalar") decay.
+    """
+    return """
+rec.recurrence @%(name)s {
+  %%q = rec.input "q" : !rec.key
+  %%k = rec.input "k" : !rec.key
+  %%v = rec.input "v" : !rec.value
+  %%g = rec.input "g" : !rec.%(gate)s
+  %%beta = rec.input "beta" : !rec.scalar
+  %%qn = rec.l2norm %%q : !rec.key
+  %%kn = rec.l2norm %%k : !rec.key
   rec.step {
-    rec.decay %g : !rec.key
-    rec.delta %kn, %v scale %beta : !rec.key, !rec.value, !rec.scalar
-    rec.read %qn : !rec.key
+    rec.decay %%g : !rec.%(gate)s
+    rec.delta %%kn, %%v scale %%beta : !rec.key, !rec.value, !rec.scalar
+    rec.read %%qn : !rec.key
   }
 }
-""",
-    "gdn_l2norm": """
-rec.recurrence @gdn_l2norm {
-  %q = rec.input "q" : !rec.key
-  %k = rec.input "k" : !rec.key
-  %v = rec.input "v" : !rec.value
-  %g = rec.input "g" : !rec.scalar
-  %beta = rec.input "beta" : !rec.scalar
-  %qn = rec.l2norm %q : !rec.key
-  %kn = rec.l2norm %k : !rec.key
-  rec.step {
-    rec.decay %g : !rec.scalar
-    rec.delta %kn, %v scale %beta : !rec.key, !rec.value, !rec.scalar
-    rec.read %qn : !rec.key
-  }
-}
-""",
-}
+""" % {"name": name, "gate": gate}
+
+
+# Specs the package adds to the examples: KDA (per-channel gate) and GDN
+# (scalar gate) with the in-kernel normalisation.
+EXTRA_SPECS = {"kda_l2norm": _l2norm_spec("kda_l2norm", "key"),
+               "gdn_l2norm": _l2norm_spec("gdn_l2norm", "scalar")}
 
 
 class Tensor(ctypes.Structure):

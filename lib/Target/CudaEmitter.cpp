@@ -394,6 +394,8 @@ private:
 
   void emitChunkOp(Operation *op, llvm::raw_ostream &os) {
     os << "    " << opComment(op) << "\n";
+    profiledOps.push_back(opComment(op).substr(3));
+    os << "    RKC_PROFILE_BEGIN();\n";
     auto result = [&]() { return tile(op->getResult(0)); };
     TypeSwitch<Operation *>(op)
         .Case([&](ChunkRowsOp r) {
@@ -434,7 +436,7 @@ private:
           std::string dl = g.getLhsDecay() ? tile(g.getLhsDecay()) : "nullptr";
           std::string dr = g.getRhsDecay() ? tile(g.getRhsDecay()) : "nullptr";
           int64_t dcols = g.getLhsDecay() ? ncols(g.getLhsDecay()) : 1;
-          os << "    rkc::tile::gram(" << tile(g.getLhs()) << ", "
+          os << "    rkc::tile::gram<TensorCores>(" << tile(g.getLhs()) << ", "
              << rows(g.getLhs()) << ", " << tile(g.getRhs()) << ", "
              << rows(g.getRhs()) << ", " << ncols(g.getLhs()) << ", " << dl
              << ", " << dr << ", " << dcols << ", "
@@ -485,7 +487,7 @@ private:
         .Case([&](ChunkMatmulOp mm) {
           bool t = mm.getTransposeLhs();
           int64_t inner = t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
-          os << "    rkc::tile::matmul(" << tile(mm.getLhs()) << ", "
+          os << "    rkc::tile::matmul<TensorCores>(" << tile(mm.getLhs()) << ", "
              << tile(mm.getRhs()) << ", " << nrows(mm) << ", " << inner
              << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
              << result() << ");\n";
@@ -512,6 +514,7 @@ private:
         .Default([&](Operation *other) {
           unsupported = other->getName().getStringRef().str();
         });
+    os << "    RKC_PROFILE_END(" << profiledOps.size() - 1 << ");\n";
   }
 
   bool emitDevice(std::string &text, std::string &error) {
@@ -536,6 +539,22 @@ private:
         ks << "  float *const " << tile(r) << " = smem + " << offsets[r]
            << "; // " << r.getType() << "\n";
     ks << "  for (int64_t t0 = bos; t0 < eos; t0 += C) {\n";
+    // The next chunk's input rows are fetched into L2 while this chunk
+    // runs: the row loads of rec.chunk.rows then wait on L2, not on HBM.
+    ks << "    if (t0 + C < eos) {\n"
+       << "      const int64_t next = t0 + C, tokens = eos - next < C ? eos - "
+          "next : C;\n";
+    for (const SpecPlan::Input &in : plan.inputs) {
+      if (in.rate == Rate::head)
+        continue;
+      std::string width = in.side == Side::Key     ? "DK"
+                          : in.side == Side::Value ? "DV"
+                                                   : "1";
+      ks << "      prefetchRows(p.a." << in.name << ", row, next, tokens, "
+         << (in.rate == Rate::substep ? "RKC_SUBSTEP_ROWS" : "1") << ", hv, "
+         << "p.value_heads, " << width << ");\n";
+    }
+    ks << "    }\n";
     for (Operation &op : body)
       emitChunkOp(&op, ks);
     ks << "  }\n";
@@ -599,6 +618,24 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   return b * x.stride[0] + (t * rows + j) * x.stride[1] + h * x.stride[2];
 }
 
+/// Prefetches into L2 the rows of tokens [t0, t0 + tokens) of a per-token
+/// input (`width` elements a row, contiguous).
+__device__ inline void prefetchRows(const rkc_tensor &x, int64_t b,
+                                    int64_t t0, int64_t tokens, int64_t rows,
+                                    int64_t hv, int64_t HV, int width) {
+  if (x.stride[x.rank - 1] != 1 && width > 1)
+    return;
+  const int size = x.dtype == RKC_F32 ? 4 : 2;
+  const int lines = (width * size + 127) / 128;
+  for (int64_t e = threadIdx.x; e < tokens * rows * lines; e += blockDim.x) {
+    const int64_t r = e / lines;
+    const char *at = static_cast<const char *>(x.data) +
+                     inputRow(x, 2, b, t0 + r / rows, rows, r % rows, hv, HV) * size +
+                     (e % lines) * 128;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
+  }
+}
+
 )";
     bool softplus = false;
     for (const SpecPlan::Expr &e : plan.exprs)
@@ -614,13 +651,24 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     emitDecodeRowFunctions(os);
     os << "} // namespace\n\n";
 
+    // With -DRKC_PROFILE_OPS the block (0, 0, 0) prints the cycles each
+    // chunk op took, summed over its chunks.
+    os << "#ifdef RKC_PROFILE_OPS\n"
+       << "#include <stdio.h>\n"
+       << "#define RKC_PROFILE_BEGIN() profileStart = clock64()\n"
+       << "#define RKC_PROFILE_END(op) if (threadIdx.x == 0) profile[op] += "
+          "clock64() - profileStart\n"
+       << "#else\n#define RKC_PROFILE_BEGIN() (void)0\n"
+       << "#define RKC_PROFILE_END(op) (void)0\n#endif\n\n";
     os << "// One block per (value tile, value head, sequence); the chunks "
           "of the\n// sequence run in order, carrying the state slice "
           "S (DK x BV) in shared memory.\n"
-       << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
-       << name << "_prefill_kernel(const Params p) {\n"
-       << "  extern __shared__ float4 smem4[];\n"
-       << "  float *const smem = reinterpret_cast<float *>(smem4);\n"
+       << "// TensorCores: the chunk products on TF32 tensor cores (the "
+          "kernel for 16-bit\n// outputs); otherwise float32 CUDA cores.\n"
+       << "template <bool TensorCores>\n"
+       << "__device__ __forceinline__ void prefill(const Params &p) {\n"
+       << "  extern __shared__ float4 prefillSmem[];\n"
+       << "  float *const smem = reinterpret_cast<float *>(prefillSmem);\n"
        << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
        << "  (void)lane;\n"
        << "  const int64_t v0 = blockIdx.x * BV, hv = blockIdx.y, seq = "
@@ -631,7 +679,30 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "    S[e] = p.a.initial_state ? p.a.initial_state[((slot * "
           "p.value_heads + hv) * DK + e / BV) * DV + v0 + e % BV] : 0.f;\n"
        << "  __syncthreads();\n"
-       << kernelText << kernelEpilogue() << "}\n\n";
+       << "#ifdef RKC_PROFILE_OPS\n"
+       << "  long long profile[" << profiledOps.size()
+       << "] = {}, profileStart = 0;\n"
+       << "#endif\n"
+       << kernelText
+       << "#ifdef RKC_PROFILE_OPS\n"
+       << "  if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0 && "
+          "blockIdx.z == 0) {\n";
+    for (auto [i, text] : llvm::enumerate(profiledOps)) {
+      std::string escaped;
+      for (char ch : text) {
+        if (ch == '"' || ch == '\\')
+          escaped += '\\';
+        escaped += ch == '%' ? std::string("%%") : std::string(1, ch);
+      }
+      os << "    printf(\"rkc-profile %d %lld " << escaped << "\\n\", "
+         << i << ", profile[" << i << "]);\n";
+    }
+    os << "  }\n#endif\n"
+       << kernelEpilogue() << "}\n\n";
+    for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
+      os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
+         << name << "_prefill_kernel" << suffix
+         << "(const Params p) {\n  prefill<" << tc << ">(p);\n}\n\n";
     emitDecodeKernel(os);
     return true;
   }
@@ -870,9 +941,15 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  if (status)\n    return status;\n"
          << "  const unsigned grid[3] = {" << s.dv / s.valueTile
          << ", (unsigned)params.value_heads, (unsigned)params.num_seqs};\n"
-         << "  const unsigned block[3] = {" << s.threads << ", 1, 1};\n"
-         << "  return rkc_launch(&rkc_" << name << "_module, \"rkc_" << name
-         << "_" << kernel << "\", grid, block, " << bytes
+         << "  const unsigned block[3] = {" << s.threads << ", 1, 1};\n";
+      std::string kernelName = "\"rkc_" + name + "_" + kernel + "\"";
+      if (std::string(kind) == "fwd")
+        // 16-bit outputs: the chunk products on TF32 tensor cores (MATH.md's
+        // bf16 tolerance); float32 outputs keep float32 products.
+        kernelName = "params.a.o.dtype == RKC_F32 ? " + kernelName +
+                     " : \"rkc_" + name + "_" + kernel + "_tc\"";
+      os << "  return rkc_launch(&rkc_" << name << "_module, " << kernelName
+         << ", grid, block, " << bytes
          << ", stream, &params, sizeof params);\n}\n\n";
     }
   }
@@ -907,6 +984,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   llvm::DenseMap<Value, int64_t> offsets;
   llvm::DenseMap<Value, int> valueIds;
   std::set<std::tuple<int64_t, RowRole, Axis>> rowFunctions;
+  std::vector<std::string> profiledOps; // chunk ops, in kernel order
   std::string unsupported; // a chunk op the emitter cannot print
 };
 

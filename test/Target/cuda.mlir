@@ -20,12 +20,20 @@
 // EDA: dst[lane + 32 * i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
 // EDA-NOT: prefill_s0_key
 // EDA-NOT: prefill_s0_value
-// EDA: extern "C" __global__ void __launch_bounds__(THREADS)
-// EDA-NEXT: rkc_eda_prefill_kernel(const Params p) {
+// EDA: template <bool TensorCores>
+// EDA-NEXT: __device__ __forceinline__ void prefill(const Params &p) {
 // EDA: for (int64_t t0 = bos; t0 < eos; t0 += C) {
+// The next chunk's rows of every per-token input are prefetched.
+// EDA: prefetchRows(p.a.q, row, next, tokens, 1, hv, p.value_heads, DK);
+// EDA: prefetchRows(p.a.gamma, row, next, tokens, 1, hv, p.value_heads, 1);
 // EDA: // %{{[0-9]+}} = rec.chunk.rows value {{.*}} : !rec.tile<chunk[1], value>
 // EDA: case 0: prefill_s1_value(p, row, t, hv, v0, dst); break;
 // EDA: rkc::tile::utInverse(
+// Two instantiations: float32 products, and TF32 tensor cores for 16-bit outputs.
+// EDA: rkc_eda_prefill_kernel(const Params p) {
+// EDA-NEXT: prefill<false>(p);
+// EDA: rkc_eda_prefill_kernel_tc(const Params p) {
+// EDA-NEXT: prefill<true>(p);
 // EDA: rkc_eda_decode_kernel(const Params p) {
 // EDA: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
 // EDA-NOT: s += scalars[1] * k[d] * v[c];
@@ -41,18 +49,19 @@
 // LAUNCH: Written without a fatbin: launches return RKC_ERROR_NO_KERNELS.
 // LAUNCH: static rkc_status rkc_eda_prepare(
 // LAUNCH: rkc_check_tensor("gamma", &a->gamma, 3, shape, floats)
-// LAUNCH: return rkc_launch(&rkc_eda_module, "rkc_eda_prefill_kernel", grid, block,
+// LAUNCH: return rkc_launch(&rkc_eda_module, params.a.o.dtype == RKC_F32 ? "rkc_eda_prefill_kernel" : "rkc_eda_prefill_kernel_tc", grid, block,
+// LAUNCH: return rkc_launch(&rkc_eda_module, "rkc_eda_decode_kernel", grid, block,
 
 // GDN's gate is a scalar: Gram products weigh a pair of rows by one exp
 // (one decay column), and the decayed read vector multiplies by a scalar.
 // GDN: dst[lane + 32 * i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}});
 // GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
-// GDN: rkc::tile::gram({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
+// GDN: rkc::tile::gram<TensorCores>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
 // GDN-NOT: __expf(e{{[0-9]+}}[i])
 
 // DeltaNet has no decay: no exponential anywhere in its kernels.
 // DELTANET-NOT: expf
-// DELTANET: rkc::tile::gram({{.*}}, nullptr, nullptr, 1, true,
+// DELTANET: rkc::tile::gram<TensorCores>({{.*}}, nullptr, nullptr, 1, true,
 // DELTANET-NOT: expf
 
 // BADDIM: error: @eda: rec-schedule: dk = 96 and dv = 100 must be multiples of 32 from 32 to 256

@@ -14,6 +14,8 @@
 #ifndef RKC_TILE_CUH
 #define RKC_TILE_CUH
 
+#include <stdint.h>
+
 namespace rkc {
 namespace tile {
 
@@ -23,12 +25,18 @@ struct Rows {
   int count, period, nslots;
   int slots[8];
 
+  /// Whether the axis keeps every sub-step (tile index = sub-step row).
+  __device__ bool all() const { return nslots == period; }
   /// The sub-step row (token · period + slot) of tile index i.
   __device__ int real(int i) const {
+    if (all())
+      return i;
     return (i / nslots) * period + slots[i % nslots];
   }
   /// The tile index holding sub-step row r, or -1.
   __device__ int index(int r) const {
+    if (all())
+      return r;
     int token = r / period, slot = r % period;
     for (int s = 0; s < nslots; ++s)
       if (slots[s] == slot)
@@ -36,6 +44,71 @@ struct Rows {
     return -1;
   }
 };
+
+//===----------------------------------------------------------------------===//
+// Tensor cores: mma.sync m16n8k8 on TF32 operands, float32 accumulation
+//===----------------------------------------------------------------------===//
+//
+// Fragment layout (PTX ISA, mma.m16n8k8 .tf32), with g = lane / 4 and
+// c = lane % 4:  A (16 x 8, row-major) a0 (g, c), a1 (g+8, c), a2 (g, c+4),
+// a3 (g+8, c+4);  B (8 x 8, column-major) b0 (c, g), b1 (c+4, g);
+// C (16 x 8) c0 (g, 2c), c1 (g, 2c+1), c2 (g+8, 2c), c3 (g+8, 2c+1).
+// Operands are loaded element by element from shared memory, so a caller can
+// scale each one on the way (the decay factoring of `gram`).
+
+__device__ inline uint32_t tf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+
+/// How a block's warps share a product of 16-row blocks: each warp takes
+/// (16 rows, `width` columns) of the output over a `steps`-long slice of the
+/// inner axis. Columns come four 8-column blocks at a time (sharing the row
+/// operand) unless that leaves warps idle; then the inner axis is split too,
+/// the slices adding into the output (zeroed first).
+struct ProductPlan {
+  int width, groups, tasks, splits, steps;
+
+  __device__ ProductPlan(int rowBlocks, int cols, int inner) {
+    const int warps = blockDim.x / 32;
+    width = 8;
+    for (int w = 32; w > 8; w /= 2)
+      if (rowBlocks * ((cols + w - 1) / w) >= warps) {
+        width = w;
+        break;
+      }
+    groups = (cols + width - 1) / width;
+    tasks = rowBlocks * groups;
+    const int kBlocks = inner / 8;
+    splits = max(1, min(warps / tasks, kBlocks / 2));
+    steps = (kBlocks + splits - 1) / splits * 8;
+  }
+  /// Zeroes `out` (rows x cols) when slices add into it; ends with a barrier.
+  __device__ void prepare(float *out, int rows, int cols) const {
+    if (splits == 1)
+      return;
+    for (int e = threadIdx.x; e < rows * cols; e += blockDim.x)
+      out[e] = 0.f;
+    __syncthreads();
+  }
+  __device__ void put(float *at, float x) const {
+    if (splits == 1)
+      *at = x;
+    else
+      atomicAdd(at, x);
+  }
+};
+
+__device__ inline void mma16x8x8(float c[4], const uint32_t a[4],
+                                 const uint32_t b[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]));
+}
 
 /// G[r, :] = Σ_{r' ≤ r} g[r'] (or r' < r when exclusive), over all L rows;
 /// rows g does not keep contribute zero.
@@ -56,35 +129,183 @@ __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
   __syncthreads();
 }
 
+/// One pair of `gram` on CUDA cores: Σ_d l[i, d] r[j, d] exp(Dl[ri, d] -
+/// Dr[rj, d]), without the mask.
+__device__ inline float gramPair(const float *l, const float *r, int inner,
+                                 const float *dl, const float *dr,
+                                 int decayCols, int i, int j, int ri,
+                                 int rj) {
+  const float *li = l + i * inner, *rjp = r + j * inner;
+  float sum = 0.f;
+  if (!dl) {
+    for (int d = 0; d < inner; ++d)
+      sum += li[d] * rjp[d];
+  } else if (decayCols == 1) {
+    for (int d = 0; d < inner; ++d)
+      sum += li[d] * rjp[d];
+    sum *= __expf(dl[ri] - dr[rj]);
+  } else {
+    const float *a = dl + ri * decayCols, *b = dr + rj * decayCols;
+    for (int d = 0; d < inner; ++d)
+      sum += li[d] * rjp[d] * __expf(a[d] - b[d]);
+  }
+  return sum;
+}
+
+/// The largest exponent `gram`'s factored form may meet; beyond it a block of
+/// rows is computed pair by pair.
+constexpr float kMaxFactoredExponent = 80.f;
+
+/// `gram` on tensor cores, one warp per (16 rows, up to 32 columns). With
+/// per-channel decay the weight exp(Dl[ri] - Dr[rj]) is factored through a
+/// reference X = Dl[first row of the block] into exp(Dl[ri] - X) on the left
+/// operand and exp(X - Dr[rj]) on the right one: with log-decays that do not
+/// increase along the chunk, the left exponent is never positive, nor is the
+/// right one for the columns before the block; only columns inside the block
+/// can grow, so the block's largest exponent is checked, and a block past
+/// kMaxFactoredExponent is computed pair by pair (exact, slower).
+__device__ inline void gramTensorCores(const float *l, Rows lRows,
+                                       const float *r, Rows rRows, int inner,
+                                       const float *dl, const float *dr,
+                                       int decayCols, bool strict,
+                                       float *out) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  const int R = rRows.count;
+  const ProductPlan plan(lRows.count / 16, R, inner);
+  plan.prepare(out, lRows.count, R);
+  const bool channel = dl && decayCols > 1;
+  for (int work = threadIdx.x / 32; work < plan.tasks * plan.splits;
+       work += blockDim.x / 32) {
+    const int task = work % plan.tasks, split = work / plan.tasks;
+    const int i0 = (task / plan.groups) * 16,
+              j0 = (task % plan.groups) * plan.width;
+    const int jEnd = min(j0 + plan.width, R);
+    const int dBegin = split * plan.steps,
+              dEnd = min(dBegin + plan.steps, inner);
+    const int firstRow = lRows.real(i0), lastRow = lRows.real(i0 + 15);
+    // Columns past the last unmasked one are zero: a block of them is a
+    // store.
+    if (!(strict ? rRows.real(j0) < lastRow : rRows.real(j0) <= lastRow)) {
+      if (plan.splits == 1)
+        for (int e = lane; e < 16 * (jEnd - j0); e += 32)
+          out[(i0 + e / (jEnd - j0)) * R + j0 + e % (jEnd - j0)] = 0.f;
+      continue;
+    }
+    auto live = [&](int jb) {
+      const int rj = rRows.real(jb);
+      return strict ? rj < lastRow : rj <= lastRow;
+    };
+    const float *X = channel ? dl + firstRow * decayCols : nullptr;
+    bool exact = false;
+    if (channel) {
+      // Both factors' largest exponents (the left one only grows if a gate
+      // is positive).
+      float worst = -3.4e38f;
+      for (int i = i0; i < i0 + 16; ++i) {
+        const float *a = dl + lRows.real(i) * decayCols;
+        for (int d = dBegin + lane; d < dEnd; d += 32)
+          worst = fmaxf(worst, a[d] - X[d]);
+      }
+      for (int j = j0; j < jEnd; ++j) {
+        if (!live(j))
+          break;
+        const float *b = dr + rRows.real(j) * decayCols;
+        for (int d = dBegin + lane; d < dEnd; d += 32)
+          worst = fmaxf(worst, X[d] - b[d]);
+      }
+      for (int offset = 16; offset > 0; offset >>= 1)
+        worst = fmaxf(worst, __shfl_xor_sync(0xffffffffu, worst, offset));
+      exact = worst > kMaxFactoredExponent;
+    }
+    if (exact) {
+      // Pair by pair over this slice of channels.
+      for (int e = lane; e < 16 * (jEnd - j0); e += 32) {
+        const int i = i0 + e / (jEnd - j0), j = j0 + e % (jEnd - j0);
+        const int ri = lRows.real(i), rj = rRows.real(j);
+        const float *li = l + i * inner, *rjp = r + j * inner;
+        const float *a = dl + ri * decayCols, *b = dr + rj * decayCols;
+        float sum = 0.f;
+        if (strict ? rj < ri : rj <= ri)
+          for (int d = dBegin; d < dEnd; ++d)
+            sum += li[d] * rjp[d] * __expf(a[d] - b[d]);
+        plan.put(&out[i * R + j], sum);
+      }
+      continue;
+    }
+    float acc[4][4] = {};
+    for (int p = dBegin; p < dEnd; p += 8) {
+      uint32_t a[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int i = i0 + g + (k % 2) * 8, d = p + c + (k / 2) * 4;
+        float x = l[i * inner + d];
+        if (channel)
+          x *= __expf(dl[lRows.real(i) * decayCols + d] - X[d]);
+        a[k] = tf32(x);
+      }
+#pragma unroll
+      for (int nb = 0; nb < 4; ++nb) {
+        const int jb = j0 + nb * 8;
+        if (jb >= jEnd || !live(jb))
+          continue;
+        const int j = jb + g, rj = rRows.real(j);
+        uint32_t b[2];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+          const int d = p + c + k * 4;
+          float x = r[j * inner + d];
+          if (channel)
+            x *= __expf(X[d] - dr[rj * decayCols + d]);
+          b[k] = tf32(x);
+        }
+        mma16x8x8(acc[nb], a, b);
+      }
+    }
+#pragma unroll
+    for (int nb = 0; nb < 4; ++nb) {
+      const int jb = j0 + nb * 8;
+      if (jb >= jEnd)
+        continue;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int i = i0 + g + (k / 2) * 8, j = jb + 2 * c + k % 2;
+        const int ri = lRows.real(i), rj = rRows.real(j);
+        float x = 0.f;
+        if (live(jb) && (strict ? rj < ri : rj <= ri)) {
+          x = acc[nb][k];
+          if (dl && !channel)
+            x *= __expf(dl[ri] - dr[rj]);
+        }
+        plan.put(&out[i * R + j], x);
+      }
+    }
+  }
+}
+
 /// M[i, j] = Σ_d l[i, d] r[j, d] exp(Dl[ri, d] - Dr[rj, d]) where the mask
 /// keeps rj < ri (strict) or rj ≤ ri; zero elsewhere. Without decay tiles
 /// (dl == nullptr) there is no exponential; with one column of decay the
 /// weight is one scalar per pair. The mask is applied before the exp.
+/// TensorCores: TF32 products (the kernels for 16-bit inputs).
+template <bool TensorCores>
 __device__ inline void gram(const float *l, Rows lRows, const float *r,
                             Rows rRows, int inner, const float *dl,
                             const float *dr, int decayCols, bool strict,
                             float *out) {
+  if (TensorCores && lRows.count % 16 == 0 && rRows.count % 8 == 0 &&
+      inner % 8 == 0) {
+    gramTensorCores(l, lRows, r, rRows, inner, dl, dr, decayCols, strict,
+                    out);
+    __syncthreads();
+    return;
+  }
   int n = lRows.count * rRows.count;
   for (int e = threadIdx.x; e < n; e += blockDim.x) {
     int i = e / rRows.count, j = e % rRows.count;
     int ri = lRows.real(i), rj = rRows.real(j);
-    float sum = 0.f;
-    if (strict ? rj < ri : rj <= ri) {
-      const float *li = l + i * inner, *rjp = r + j * inner;
-      if (!dl) {
-        for (int d = 0; d < inner; ++d)
-          sum += li[d] * rjp[d];
-      } else if (decayCols == 1) {
-        for (int d = 0; d < inner; ++d)
-          sum += li[d] * rjp[d];
-        sum *= __expf(dl[ri] - dr[rj]);
-      } else {
-        const float *a = dl + ri * decayCols, *b = dr + rj * decayCols;
-        for (int d = 0; d < inner; ++d)
-          sum += li[d] * rjp[d] * __expf(a[d] - b[d]);
-      }
-    }
-    out[e] = sum;
+    out[e] = (strict ? rj < ri : rj <= ri)
+                 ? gramPair(l, r, inner, dl, dr, decayCols, i, j, ri, rj)
+                 : 0.f;
   }
   __syncthreads();
 }
@@ -122,9 +343,57 @@ __device__ inline void add(const float *x, const float *y, int n,
   __syncthreads();
 }
 
-/// T = (I - A)⁻¹ for strictly lower A (n x n): T = I + A T, one row at a
-/// time (forward substitution), the columns of a row in parallel.
+/// T = (I - A)⁻¹ for strictly lower A (n x n), by blocks of 16 when n
+/// allows: each diagonal block by forward substitution, one lane a column
+/// (a column only reads itself), then block row by block row
+/// T[I][J] = T[I][I] Σ_{J ≤ K < I} A[I][K] T[K][J], the products of a block
+/// row parked in the (still zero) upper blocks. Otherwise one row at a time.
 __device__ inline void utInverse(const float *a, int n, float *t) {
+  if (n % 16 == 0 && n / 16 <= blockDim.x / 32) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int blocks = n / 16;
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+      const int i = e / n, j = e % n;
+      if (i / 16 != j / 16)
+        t[e] = 0.f;
+    }
+    if (warp < blocks && lane < 16) {
+      const int base = warp * 16, j = base + lane;
+      for (int i = base; i < base + 16; ++i) {
+        float sum = i == j ? 1.f : 0.f;
+        for (int k = j; k < i; ++k)
+          sum += a[i * n + k] * t[k * n + j];
+        t[i * n + j] = i < j ? 0.f : sum;
+      }
+    }
+    __syncthreads();
+    for (int I = 1; I < blocks; ++I) {
+      // P[J] = Σ_K A[I][K] T[K][J] into the upper block (J, I).
+      for (int e = threadIdx.x; e < I * 256; e += blockDim.x) {
+        const int J = e / 256, r = (e / 16) % 16, c = e % 16;
+        float sum = 0.f;
+        for (int k = J * 16; k < I * 16; ++k)
+          sum += a[(I * 16 + r) * n + k] * t[k * n + J * 16 + c];
+        t[(J * 16 + r) * n + I * 16 + c] = sum;
+      }
+      __syncthreads();
+      for (int e = threadIdx.x; e < I * 256; e += blockDim.x) {
+        const int J = e / 256, r = (e / 16) % 16, c = e % 16;
+        float sum = 0.f;
+        for (int k = 0; k <= r; ++k)
+          sum += t[(I * 16 + r) * n + I * 16 + k] *
+                 t[(J * 16 + k) * n + I * 16 + c];
+        t[(I * 16 + r) * n + J * 16 + c] = sum;
+      }
+      __syncthreads();
+      for (int e = threadIdx.x; e < I * 256; e += blockDim.x) {
+        const int J = e / 256, r = (e / 16) % 16, c = e % 16;
+        t[(J * 16 + r) * n + I * 16 + c] = 0.f;
+      }
+    }
+    __syncthreads();
+    return;
+  }
   for (int e = threadIdx.x; e < n * n; e += blockDim.x)
     t[e] = (e / n == e % n) ? 1.f : 0.f;
   __syncthreads();
@@ -173,8 +442,53 @@ __device__ inline void decayState(const float *s, int rows, int cols,
 }
 
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
+/// TensorCores: TF32 products, one warp per 16 x 32 block of out.
+template <bool TensorCores>
 __device__ inline void matmul(const float *a, const float *b, int m, int k,
                               int n, bool transposeA, float *out) {
+  if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
+    const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const ProductPlan plan(m / 16, n, k);
+    plan.prepare(out, m, n);
+    for (int work = threadIdx.x / 32; work < plan.tasks * plan.splits;
+         work += blockDim.x / 32) {
+      const int task = work % plan.tasks, split = work / plan.tasks;
+      const int i0 = (task / plan.groups) * 16,
+                j0 = (task % plan.groups) * plan.width;
+      const int jEnd = min(j0 + plan.width, n);
+      const int pEnd = min((split + 1) * plan.steps, k);
+      float acc[4][4] = {};
+      for (int p = split * plan.steps; p < pEnd; p += 8) {
+        uint32_t af[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int i = i0 + g + (q % 2) * 8, pp = p + c + (q / 2) * 4;
+          af[q] = tf32(transposeA ? a[pp * m + i] : a[i * k + pp]);
+        }
+#pragma unroll
+        for (int nb = 0; nb < 4; ++nb) {
+          const int j = j0 + nb * 8 + g;
+          if (j0 + nb * 8 >= jEnd)
+            continue;
+          uint32_t bf[2] = {tf32(b[(p + c) * n + j]),
+                            tf32(b[(p + c + 4) * n + j])};
+          mma16x8x8(acc[nb], af, bf);
+        }
+      }
+#pragma unroll
+      for (int nb = 0; nb < 4; ++nb) {
+        if (j0 + nb * 8 >= jEnd)
+          continue;
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          plan.put(&out[(i0 + g + (q / 2) * 8) * n + j0 + nb * 8 + 2 * c +
+                        q % 2],
+                   acc[nb][q]);
+      }
+    }
+    __syncthreads();
+    return;
+  }
   for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
     int i = e / n, j = e % n;
     float sum = 0.f;

@@ -7,15 +7,27 @@
 # linked to rkc::runtime, whose include path has the generated headers
 # (`#include "eda.h"`). A spec's files are named after its recurrence, which
 # must match the file's stem (eda.mlir holds @eda).
+#
+# TUNING names a database of `rkc tune` (relative paths from the calling
+# folder): each spec is then compiled with `rkc compile --tuning`, its
+# launcher picking the schedule measured fastest for each call's shape
+# bucket (again whenever the database changes). The public files stay
+# NAME.h and NAME_launch.c; the variants it includes sit beside them.
 function(rkc_add_kernels target)
   cmake_parse_arguments(ARG "" "DK;DV;ARCH;CHUNK_SIZE;TUNING" "SPECS;PARAMS"
                         ${ARGN})
   if(NOT ARG_SPECS)
     message(FATAL_ERROR "rkc_add_kernels(${target}): no SPECS given")
   endif()
+  set(tuning_depends)
   if(ARG_TUNING)
-    message(FATAL_ERROR "rkc_add_kernels(${target}): TUNING needs `rkc tune`"
-            " databases, which this version of rkc does not produce yet")
+    get_filename_component(tuning ${ARG_TUNING} ABSOLUTE
+                           BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    if(NOT EXISTS ${tuning})
+      message(FATAL_ERROR "rkc_add_kernels(${target}): no tuning database "
+              "${tuning} (write one with `rkc tune`)")
+    endif()
+    set(tuning_depends ${tuning})
   endif()
   foreach(option DK DV)
     if(NOT ARG_${option})
@@ -32,6 +44,9 @@ function(rkc_add_kernels target)
   foreach(param ${ARG_PARAMS})
     list(APPEND extra --param ${param})
   endforeach()
+  if(ARG_TUNING)
+    list(APPEND extra --tuning ${tuning})
+  endif()
   # nvcc builds the kernels; without it the launchers would have none.
   find_package(CUDAToolkit REQUIRED)
   list(APPEND extra --nvcc ${CUDAToolkit_NVCC_EXECUTABLE})
@@ -46,7 +61,7 @@ function(rkc_add_kernels target)
       OUTPUT ${out}/${name}_launch.c ${out}/${name}.h
       COMMAND ${RKC_EXECUTABLE} compile ${path} -o ${out} --arch ${ARG_ARCH}
               --dk ${ARG_DK} --dv ${ARG_DV} ${extra}
-      DEPENDS ${path} ${RKC_EXECUTABLE}
+      DEPENDS ${path} ${RKC_EXECUTABLE} ${tuning_depends}
       COMMENT "rkc compile ${name} (dk ${ARG_DK}, dv ${ARG_DV}, ${ARG_ARCH})"
       VERBATIM)
     list(APPEND sources ${out}/${name}_launch.c)

@@ -340,3 +340,181 @@ rkc_status rkc_device_synchronize(void) {
   CUresult r = driver.cuCtxSynchronize();
   return r ? cuda_fail("cuCtxSynchronize", r) : RKC_SUCCESS;
 }
+
+/*===----------------------------------------------------------------------===*
+ * Timing and device queries for tools
+ *===----------------------------------------------------------------------===*/
+
+#define CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK 0
+#define CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES 1
+#define CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES 3
+#define CU_FUNC_ATTRIBUTE_NUM_REGS 4
+#define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
+#define CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE 38
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
+#define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
+
+/* Loaded apart from the launch path's symbols, so that launching never
+ * depends on them. */
+static struct {
+  int loaded;
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuMemsetD8Async)(uint64_t, unsigned char, size_t, CUstream);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
+  CUresult (*cuModuleUnload)(CUmodule);
+} tools;
+
+static rkc_status load_tools(void) {
+  pthread_mutex_lock(&driver_lock);
+  rkc_status status = load_driver();
+  if (status == RKC_SUCCESS && !tools.loaded) {
+    /* The driver is loaded: this only takes another reference. */
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      status = rkc_fail(RKC_ERROR_NO_DRIVER, "cannot load libcuda.so.1: %s",
+                        dlerror());
+#define RKC_LOAD_TOOL(sym, name)                                               \
+  if (status == RKC_SUCCESS && !tools.sym) {                                   \
+    *(void **)(&tools.sym) = dlsym(lib, name);                                 \
+    if (!tools.sym)                                                            \
+      status = rkc_fail(RKC_ERROR_NO_DRIVER, "libcuda has no %s", name);       \
+  }
+    /* The _v2 form where the driver has it (CUDA 12.8 and newer). */
+    if (status == RKC_SUCCESS)
+      *(void **)(&tools.cuEventElapsedTime) =
+          dlsym(lib, "cuEventElapsedTime_v2");
+    RKC_LOAD_TOOL(cuEventElapsedTime, "cuEventElapsedTime")
+    RKC_LOAD_TOOL(cuEventCreate, "cuEventCreate")
+    RKC_LOAD_TOOL(cuEventRecord, "cuEventRecord")
+    RKC_LOAD_TOOL(cuEventSynchronize, "cuEventSynchronize")
+    RKC_LOAD_TOOL(cuEventDestroy, "cuEventDestroy_v2")
+    RKC_LOAD_TOOL(cuMemsetD8Async, "cuMemsetD8Async")
+    RKC_LOAD_TOOL(cuDeviceGetName, "cuDeviceGetName")
+    RKC_LOAD_TOOL(cuDeviceGetAttribute, "cuDeviceGetAttribute")
+    RKC_LOAD_TOOL(cuFuncGetAttribute, "cuFuncGetAttribute")
+    RKC_LOAD_TOOL(cuModuleUnload, "cuModuleUnload")
+#undef RKC_LOAD_TOOL
+    if (status == RKC_SUCCESS)
+      tools.loaded = 1;
+  }
+  pthread_mutex_unlock(&driver_lock);
+  return status;
+}
+
+rkc_status rkc_event_create(CUevent *event) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  CUresult r = tools.cuEventCreate(event, 0 /* CU_EVENT_DEFAULT */);
+  return r ? cuda_fail("cuEventCreate", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_event_record(CUevent event, CUstream stream) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  CUresult r = tools.cuEventRecord(event, stream);
+  return r ? cuda_fail("cuEventRecord", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_event_synchronize(CUevent event) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  CUresult r = tools.cuEventSynchronize(event);
+  return r ? cuda_fail("cuEventSynchronize", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_event_elapsed_ms(float *ms, CUevent start, CUevent end) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  CUresult r = tools.cuEventElapsedTime(ms, start, end);
+  return r ? cuda_fail("cuEventElapsedTime", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_event_destroy(CUevent event) {
+  if (!event || load_tools())
+    return RKC_SUCCESS;
+  CUresult r = tools.cuEventDestroy(event);
+  return r ? cuda_fail("cuEventDestroy", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_device_memset_async(void *device, unsigned char value,
+                                   size_t bytes, CUstream stream) {
+  rkc_status status = load_tools();
+  if (status || !bytes)
+    return status;
+  CUresult r = tools.cuMemsetD8Async((uint64_t)(uintptr_t)device, value,
+                                     bytes, stream);
+  return r ? cuda_fail("cuMemsetD8Async", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_device_get_properties(int device,
+                                     rkc_device_properties *properties) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  memset(properties, 0, sizeof *properties);
+  CUdevice handle;
+  CUresult r = driver.cuDeviceGet(&handle, device);
+  if (r)
+    return cuda_fail("cuDeviceGet", r);
+  if ((r = tools.cuDeviceGetName(properties->name,
+                                 (int)sizeof properties->name - 1, handle)))
+    return cuda_fail("cuDeviceGetName", r);
+  struct {
+    int attribute;
+    int *value;
+  } queries[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &properties->major},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &properties->minor},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &properties->multiprocessors},
+      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &properties->l2_bytes},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+       &properties->max_shared_bytes_optin}};
+  for (size_t i = 0; i < sizeof queries / sizeof queries[0]; ++i)
+    if ((r = tools.cuDeviceGetAttribute(queries[i].value,
+                                        queries[i].attribute, handle)))
+      return cuda_fail("cuDeviceGetAttribute", r);
+  return RKC_SUCCESS;
+}
+
+rkc_status rkc_kernel_get_properties(const void *image, const char *kernel,
+                                     rkc_kernel_properties *properties) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  memset(properties, 0, sizeof *properties);
+  CUmodule module;
+  CUfunction function;
+  CUresult r = driver.cuModuleLoadData(&module, image);
+  if (r)
+    return cuda_fail("cuModuleLoadData", r);
+  if ((r = driver.cuModuleGetFunction(&function, module, kernel))) {
+    tools.cuModuleUnload(module);
+    return cuda_fail(kernel, r);
+  }
+  struct {
+    int attribute;
+    int *value;
+  } queries[] = {
+      {CU_FUNC_ATTRIBUTE_NUM_REGS, &properties->registers},
+      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &properties->max_threads},
+      {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &properties->static_shared_bytes},
+      {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &properties->local_bytes}};
+  for (size_t i = 0; i < sizeof queries / sizeof queries[0] && !r; ++i)
+    r = tools.cuFuncGetAttribute(queries[i].value, queries[i].attribute,
+                                 function);
+  tools.cuModuleUnload(module);
+  return r ? cuda_fail("cuFuncGetAttribute", r) : RKC_SUCCESS;
+}

@@ -11,10 +11,16 @@
 //   DIR/NAME_launch.c   host launchers, the fatbin embedded as bytes
 //   DIR/rkc/…           the runtime (runtime.h, runtime.c, tile.cuh)
 //
+// With --tuning DB (from `rkc tune`), the default schedule and each shape
+// bucket's winner become variants NAME__TAG (NAME__TAG.h, .cu, .fatbin and
+// NAME__TAG_launch.inc), and NAME_launch.c includes them all and picks one
+// by the call's shape bucket; NAME.h and NAME.json stay the public ABI.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 #include "Embedded.h"
+#include "Tuning.h"
 
 #include "Rec/Passes.h"
 #include "Target/CudaEmitter.h"
@@ -22,13 +28,19 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/xxhash.h"
 
 #include <chrono>
+#include <map>
+#include <set>
+#include <thread>
 
 using namespace llvm;
 using namespace mlir;
@@ -91,17 +103,12 @@ cl::opt<std::string> nvccPath("nvcc", cl::sub(compileCommand),
                                        "(default: $CUDA_HOME/bin/nvcc, "
                                        "/usr/local/cuda/bin/nvcc, PATH)"),
                               cl::cat(compileCategory));
-
-bool writeFile(const std::string &path, StringRef text, std::string &error) {
-  std::error_code ec;
-  raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write " + path + ": " + ec.message();
-    return false;
-  }
-  os << text;
-  return true;
-}
+cl::opt<std::string> tuningPath(
+    "tuning", cl::sub(compileCommand),
+    cl::desc("A database of `rkc tune`: compile the default schedule and "
+             "each shape bucket's fastest one, and launchers that pick one "
+             "by the call's shape bucket"),
+    cl::value_desc("tuning.jsonl"), cl::cat(compileCategory));
 
 /// Lowers a copy of `spec` with `build`, then schedules it, into a module
 /// of its own; diagnostics are collected into `diagnostics`.
@@ -125,7 +132,38 @@ OwningOpRef<ModuleOp> lower(rec::RecurrenceOp spec,
   return module;
 }
 
+std::string bytesAsC(StringRef bytes) {
+  std::string text;
+  text.reserve(bytes.size() * 6);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    text += std::to_string(static_cast<unsigned char>(bytes[i]));
+    text += (i + 1) % 24 ? "," : ",\n";
+  }
+  return text;
+}
+
 } // namespace
+
+bool writeFile(const std::string &path, StringRef text, std::string &error) {
+  std::error_code ec;
+  raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  os << text;
+  return true;
+}
+
+bool writeRuntime(const std::string &dir, std::string &error) {
+  if (std::error_code ec = sys::fs::create_directories(dir + "/rkc")) {
+    error = "cannot create " + dir + ": " + ec.message();
+    return false;
+  }
+  return writeFile(dir + "/rkc/runtime.h", kEmbeddedRuntimeHeader, error) &&
+         writeFile(dir + "/rkc/tile.cuh", kEmbeddedTileLibrary, error) &&
+         writeFile(dir + "/rkc/runtime.c", kEmbeddedRuntimeSource, error);
+}
 
 std::string findNvcc(const std::string &given) {
   if (!given.empty())
@@ -142,39 +180,18 @@ std::string findNvcc(const std::string &given) {
   return "";
 }
 
-namespace {
-
-std::string bytesAsC(StringRef bytes) {
-  std::string text;
-  text.reserve(bytes.size() * 6);
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    text += std::to_string(static_cast<unsigned char>(bytes[i]));
-    text += (i + 1) % 24 ? "," : ",\n";
-  }
-  return text;
-}
-} // namespace
-
-int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
-                raw_ostream &log) {
+bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
+                 CudaKernels &kernels, int64_t &chosen, std::string &error) {
   std::string name = specOp.getSymName().str();
-  const std::string &outDir = request.outDir;
-  auto fail = [&](const Twine &message) {
-    errs() << "rkc compile: error: " << message << "\n";
-    return 1;
-  };
   rec::RecScheduleOptions schedule;
   schedule.dk = request.dk;
   schedule.dv = request.dv;
   schedule.valueTile = request.valueTile;
   schedule.threads = request.threads;
-  auto start = std::chrono::steady_clock::now();
   std::vector<int64_t> candidates = {64, 32, 16, 8};
   if (request.chunkSize)
     candidates = {request.chunkSize};
-  CudaKernels kernels;
-  std::string error;
-  int64_t chosen = 0;
+  chosen = 0;
   for (int64_t candidate : candidates) {
     rec::LoweringOptions lowering;
     lowering.chunkSize = candidate;
@@ -188,18 +205,125 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       continue;
     OwningOpRef<ModuleOp> decode = lower(
         specOp, rec::buildLowerDecodePipeline, lowering, schedule, error);
-    if (!decode)
-      return fail("@" + name + ": " + error);
+    if (!decode) {
+      error = "@" + name + ": " + error;
+      return false;
+    }
     kernels = CudaKernels();
     if (!emitCudaKernels(*chunked->getOps<rec::RecurrenceOp>().begin(),
                          *decode->getOps<rec::RecurrenceOp>().begin(),
-                         kernels, error))
-      return fail("@" + name + ": " + error);
+                         kernels, error)) {
+      error = "@" + name + ": " + error;
+      return false;
+    }
     chosen = candidate;
-    break;
+    return true;
   }
-  if (!chosen)
-    return fail("@" + name + ": " + error);
+  error = "@" + name + ": " + error;
+  return false;
+}
+
+rec::RecurrenceOp renamedSpec(rec::RecurrenceOp spec, StringRef symbol,
+                              OwningOpRef<ModuleOp> &holder) {
+  holder = ModuleOp::create(spec.getLoc());
+  auto copy = cast<rec::RecurrenceOp>(spec->clone());
+  holder->getBody()->push_back(copy);
+  copy.setSymName(symbol);
+  return copy;
+}
+
+bool buildFatbin(const std::string &nvcc, const std::string &arch,
+                 const std::string &dir, const std::string &name,
+                 std::string &image, std::string &error, StringRef logFile) {
+  std::string base = dir + "/" + name;
+  std::string fatbin = base + ".fatbin";
+  std::string computeArch = "compute_" + arch.substr(3);
+  SmallVector<std::string> argv = {
+      nvcc, "-fatbin", "-std=c++17", "-O3",
+      "-gencode=arch=" + computeArch + ",code=" + arch,
+      "-gencode=arch=" + computeArch + ",code=" + computeArch,
+      "-I", dir, "-o", fatbin, base + ".cu"};
+  SmallVector<StringRef> argRefs(argv.begin(), argv.end());
+  std::optional<StringRef> redirects[] = {std::nullopt, logFile, logFile};
+  std::string message;
+  int rc = sys::ExecuteAndWait(
+      nvcc, argRefs, std::nullopt,
+      logFile.empty() ? ArrayRef<std::optional<StringRef>>()
+                      : ArrayRef<std::optional<StringRef>>(redirects),
+      0, 0, &message);
+  if (rc != 0) {
+    error = "nvcc failed on " + base + ".cu" +
+            (message.empty() ? "" : ": " + message);
+    return false;
+  }
+  auto buffer = MemoryBuffer::getFile(fatbin);
+  if (!buffer) {
+    error = "cannot read " + fatbin;
+    return false;
+  }
+  image = (*buffer)->getBuffer().str();
+  return true;
+}
+
+std::string launcherSource(const std::string &name, const std::string *image,
+                           const CudaKernels &kernels) {
+  std::string text = "/* Generated by rkc from @" + name +
+                     ": host launchers. */\n#include \"" + name +
+                     ".h\"\n\n#include <stdint.h>\n\n";
+  if (!image)
+    text += "/* Written without a fatbin: launches return "
+            "RKC_ERROR_NO_KERNELS. */\nstatic rkc_module rkc_" +
+            name + "_module = {0};\n\n";
+  else
+    text += "static const unsigned char rkc_" + name +
+            "_fatbin[] __attribute__((aligned(8))) = {\n" + bytesAsC(*image) +
+            "};\n\nstatic rkc_module rkc_" + name + "_module = {rkc_" + name +
+            "_fatbin};\n\n";
+  return text + kernels.launcher;
+}
+
+std::string codeHash(const CudaKernels &kernels) {
+  std::string text = kernels.header + '\0' + kernels.device + '\0' +
+                     kernels.launcher + '\0' + kEmbeddedTileLibrary + '\0' +
+                     kEmbeddedRuntimeSource;
+  return utohexstr(xxh3_64bits(text), /*LowerCase=*/true, /*Width=*/16);
+}
+
+std::string specHash(rec::RecurrenceOp spec,
+                     const std::vector<std::string> &params) {
+  std::string text;
+  raw_string_ostream os(text);
+  spec->print(os);
+  // The resolved parameters: the spec's defaults, overridden.
+  std::map<std::string, std::string> resolved;
+  for (auto &[key, value] : SpecPlan::build(spec).params)
+    resolved[key] = std::to_string(value);
+  for (const std::string &p : params) {
+    size_t eq = p.find('=');
+    if (eq != std::string::npos)
+      resolved[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  os << "\nparams:";
+  for (auto &[key, value] : resolved)
+    os << " " << key << "=" << value;
+  std::array<uint8_t, 32> digest = SHA256::hash(arrayRefFromStringRef(text));
+  return toHex(digest, /*LowerCase=*/true).substr(0, 16);
+}
+
+int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
+                raw_ostream &log) {
+  std::string name = specOp.getSymName().str();
+  const std::string &outDir = request.outDir;
+  auto fail = [&](const Twine &message) {
+    errs() << "rkc compile: error: " << message << "\n";
+    return 1;
+  };
+  auto start = std::chrono::steady_clock::now();
+  CudaKernels kernels;
+  std::string error;
+  int64_t chosen = 0;
+  if (!emitKernels(specOp, request, kernels, chosen, error))
+    return fail(error);
 
   if (std::error_code ec = sys::fs::create_directories(outDir + "/rkc"))
     return fail("cannot create " + outDir + ": " + ec.message());
@@ -207,9 +331,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
   if (!writeFile(base + ".h", kernels.header, error) ||
       !writeFile(base + ".cu", kernels.device, error) ||
       !writeFile(base + ".json", kernels.manifest, error) ||
-      !writeFile(outDir + "/rkc/runtime.h", kEmbeddedRuntimeHeader, error) ||
-      !writeFile(outDir + "/rkc/tile.cuh", kEmbeddedTileLibrary, error) ||
-      !writeFile(outDir + "/rkc/runtime.c", kEmbeddedRuntimeSource, error))
+      !writeRuntime(outDir, error))
     return fail(error);
   log << "rkc compile: @" << name << " -> " << outDir << "\n"
       << "  schedule  dk=" << request.dk << " dv=" << request.dv
@@ -222,48 +344,283 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
 
   // The launcher embeds the fatbin; without nvcc it is written without one
   // and its calls return RKC_ERROR_NO_KERNELS (validation still works).
-  std::string launcherHead = "/* Generated by rkc from @" + name +
-                             ": host launchers. */\n#include \"" + name +
-                             ".h\"\n\n#include <stdint.h>\n\n";
   std::string nvcc = request.noFatbin ? std::string() : findNvcc(request.nvcc);
+  std::string image;
   if (nvcc.empty()) {
     if (!request.noFatbin)
       log << "  nvcc not found: no " << name << ".fatbin; " << name
           << "_launch.c is written without kernels (pass --nvcc)\n";
-    launcherHead += "/* Written without a fatbin: launches return "
-                    "RKC_ERROR_NO_KERNELS. */\nstatic rkc_module rkc_" +
-                    name + "_module = {0};\n\n";
   } else {
-    std::string fatbin = base + ".fatbin";
-    std::string computeArch = "compute_" + request.arch.substr(3);
-    SmallVector<std::string> argv = {
-        nvcc, "-fatbin", "-std=c++17", "-O3",
-        "-gencode=arch=" + computeArch + ",code=" + request.arch,
-        "-gencode=arch=" + computeArch + ",code=" + computeArch,
-        "-I", outDir, "-o", fatbin, base + ".cu"};
-    SmallVector<StringRef> argRefs(argv.begin(), argv.end());
-    std::string message;
     log << "  nvcc      " << nvcc << " (" << request.arch << " + PTX) ...\n";
     log.flush();
-    int rc = sys::ExecuteAndWait(nvcc, argRefs, std::nullopt, {}, 0, 0,
-                                 &message);
-    if (rc != 0)
-      return fail("nvcc failed on " + base + ".cu" +
-                  (message.empty() ? "" : ": " + message));
-    auto image = MemoryBuffer::getFile(fatbin);
-    if (!image)
-      return fail("cannot read " + fatbin);
-    launcherHead += "static const unsigned char rkc_" + name +
-                    "_fatbin[] __attribute__((aligned(8))) = {\n" +
-                    bytesAsC((*image)->getBuffer()) +
-                    "};\n\nstatic rkc_module rkc_" + name +
-                    "_module = {rkc_" + name + "_fatbin};\n\n";
-    log << "  wrote     " << name << ".fatbin (" << (*image)->getBufferSize()
-        << " B)\n";
+    if (!buildFatbin(nvcc, request.arch, outDir, name, image, error))
+      return fail(error);
+    log << "  wrote     " << name << ".fatbin (" << image.size() << " B)\n";
   }
-  if (!writeFile(base + "_launch.c", launcherHead + kernels.launcher, error))
+  if (!writeFile(base + "_launch.c",
+                 launcherSource(name, nvcc.empty() ? nullptr : &image,
+                                kernels),
+                 error))
     return fail(error);
   log << "  wrote     " << name << "_launch.c\n";
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  log << formatv("  done in {0:f1} s\n", seconds);
+  return 0;
+}
+
+namespace {
+
+/// One schedule a tuned compile builds.
+struct Variant {
+  tuning::Schedule schedule;
+  CompileRequest request;
+  CudaKernels kernels;
+  tuning::DispatchVariant dispatch;
+};
+
+} // namespace
+
+int compileTuned(rec::RecurrenceOp specOp, const CompileRequest &request,
+                 const std::string &database, raw_ostream &log) {
+  using namespace tuning;
+  std::string name = specOp.getSymName().str();
+  auto fail = [&](const Twine &message) {
+    errs() << "rkc compile: error: " << message << "\n";
+    return 1;
+  };
+  auto note = [&](const Twine &message) {
+    errs() << "rkc compile: note: " << message << "\n";
+  };
+  auto start = std::chrono::steady_clock::now();
+  std::string error;
+  if (!sys::fs::exists(database))
+    return fail(database + ": no such file");
+  std::vector<Row> rows;
+  if (!readDatabase(database, rows, error))
+    return fail(error);
+
+  // The rows of this spec at this size and architecture (rkc tune times
+  // bf16 inputs).
+  std::string hash = specHash(specOp, request.params);
+  std::vector<Row> matching;
+  for (const Row &row : rows)
+    if (row.specHash == hash && row.shape.dk == request.dk &&
+        row.shape.dv == request.dv && row.arch == request.arch &&
+        row.dtype == "bf16")
+      matching.push_back(row);
+  if (matching.empty()) {
+    note(database + " has no rows for @" + name + " (spec " + hash +
+         ", dk " + Twine(request.dk) + ", dv " + Twine(request.dv) + ", " +
+         request.arch + ", bf16): compiling the default schedule only");
+    return compileSpec(specOp, request, log);
+  }
+  // One measured configuration: this rkc's rows, else the newest version's;
+  // then the GPU of the newest row.
+  std::string version = rkcVersion();
+  if (llvm::none_of(matching,
+                    [&](const Row &r) { return r.rkcVersion == version; })) {
+    note(database + " has no rows of rkc " + version + " for @" + name +
+         ": using those of rkc " + matching.back().rkcVersion);
+    version = matching.back().rkcVersion;
+  }
+  llvm::erase_if(matching,
+                 [&](const Row &r) { return r.rkcVersion != version; });
+  std::string gpu = matching.back().gpu;
+  std::set<std::string> others;
+  for (const Row &row : matching)
+    if (row.gpu != gpu)
+      others.insert(row.gpu);
+  if (!others.empty())
+    note(database + " holds rows of several GPUs (" + join(others, ", ") +
+         ", " + gpu + "): using those of " + gpu + ", the newest");
+  llvm::erase_if(matching, [&](const Row &r) { return r.gpu != gpu; });
+
+  // The default variant: the schedule a plain compile picks.
+  CudaKernels defaultKernels;
+  int64_t defaultChunk = 0;
+  if (!emitKernels(specOp, request, defaultKernels, defaultChunk, error))
+    return fail(error);
+  std::vector<Variant> variants(1);
+  variants[0].request = request;
+  variants[0].request.chunkSize = defaultChunk;
+  variants[0].schedule = Schedule::of(variants[0].request);
+  variants[0].dispatch.isDefault = true;
+
+  // Each bucket's winner; equal schedules share a variant.
+  std::map<std::string, std::string> measuredCode; // symbol -> code hash
+  int buckets = 0;
+  for (const BucketResult &result : bucketResults(matching)) {
+    if (!result.best)
+      continue;
+    std::optional<Schedule> schedule = Schedule::fromMap(result.best->schedule);
+    if (!schedule) {
+      note(database + ":" + Twine(result.best->line) +
+           ": a schedule of other knobs than this rkc's; bucket " +
+           result.bucket + " runs the default");
+      continue;
+    }
+    ++buckets;
+    std::string summary = formatv("{0:f3} ms", result.best->medianMs);
+    if (result.defaultRow && result.defaultRow->status == "ok" &&
+        result.defaultRow != result.best)
+      summary += formatv(", default {0:f3} ms", result.defaultRow->medianMs);
+    auto it = llvm::find_if(
+        variants, [&](const Variant &v) { return v.schedule == *schedule; });
+    if (it == variants.end()) {
+      Variant v;
+      v.schedule = *schedule;
+      v.request = request;
+      schedule->applyTo(v.request);
+      variants.push_back(std::move(v));
+      it = variants.end() - 1;
+    }
+    it->dispatch.buckets.emplace_back(result.bucket, summary);
+    if (!result.best->codeHash.empty())
+      measuredCode[name + "__" + schedule->tag()] = result.best->codeHash;
+  }
+  if (variants.size() == 1) {
+    note(buckets ? "the default schedule is the fastest in every bucket " +
+                       database + " tuned for @" + name +
+                       ": compiling it alone"
+                 : database + " has no schedule of @" + name +
+                       " that passed its check: compiling the default "
+                       "schedule only");
+    return compileSpec(specOp, request, log);
+  }
+
+  // Lower and emit every variant under its own symbol.
+  for (size_t i = 0; i < variants.size();) {
+    Variant &v = variants[i];
+    v.dispatch.symbol = name + "__" + v.schedule.tag();
+    v.dispatch.schedule = v.schedule.describe();
+    OwningOpRef<ModuleOp> holder;
+    rec::RecurrenceOp renamed =
+        renamedSpec(specOp, v.dispatch.symbol, holder);
+    int64_t chunk = 0;
+    if (!emitKernels(renamed, v.request, v.kernels, chunk, error)) {
+      if (v.dispatch.isDefault)
+        return fail(error);
+      note(v.dispatch.symbol + " no longer compiles (" + error +
+           "): its buckets run the default");
+      variants.erase(variants.begin() + i);
+      continue;
+    }
+    auto measured = measuredCode.find(v.dispatch.symbol);
+    if (measured != measuredCode.end() &&
+        measured->second != codeHash(v.kernels))
+      note(v.dispatch.symbol + " was measured on code that this rkc "
+           "generates differently: re-run rkc tune to measure it again");
+    ++i;
+  }
+  if (variants.size() == 1)
+    return compileSpec(specOp, request, log);
+
+  // What the dispatcher reads from the arguments.
+  SpecPlan plan = SpecPlan::build(specOp);
+  std::vector<std::pair<std::string, int64_t>> params = plan.params;
+  for (const std::string &p : request.params) {
+    size_t eq = p.find('=');
+    long long value = 0;
+    if (eq != std::string::npos &&
+        !StringRef(p).substr(eq + 1).getAsInteger(10, value))
+      for (auto &[key, v] : params)
+        if (key == p.substr(0, eq))
+          v = value;
+  }
+  DispatchSpec dispatch;
+  dispatch.name = name;
+  for (const SpecPlan::Input &in : plan.inputs) {
+    dispatch.inputs.emplace_back(in.name, in.rate == rec::Rate::head ? 0 : 2);
+    if (dispatch.tokenInput.empty() && in.rate != rec::Rate::head) {
+      dispatch.tokenInput = in.name;
+      if (in.rate == rec::Rate::substep)
+        dispatch.rowsPerToken = plan.substepRows(params);
+    }
+  }
+  if (dispatch.tokenInput.empty())
+    return fail("@" + name + " has no per-token input to find a call's "
+                "shape bucket from");
+
+  const std::string &outDir = request.outDir;
+  std::string base = outDir + "/" + name;
+  if (std::error_code ec = sys::fs::create_directories(outDir + "/rkc"))
+    return fail("cannot create " + outDir + ": " + ec.message());
+  if (!writeFile(base + ".h", defaultKernels.header, error) ||
+      !writeFile(base + ".json", defaultKernels.manifest, error) ||
+      !writeRuntime(outDir, error))
+    return fail(error);
+  log << "rkc compile: @" << name << " -> " << outDir << ", tuned by "
+      << database << " (" << gpu << ", rkc " << version << ", " << buckets
+      << (buckets == 1 ? " bucket" : " buckets") << ")\n";
+  for (const Variant &v : variants)
+    log << "  variant   " << v.dispatch.symbol << ": " << v.dispatch.schedule
+        << (v.dispatch.isDefault ? " (the default)" : "") << "\n";
+  std::vector<std::tuple<int64_t, int64_t, std::string>> routes;
+  for (const Variant &v : variants)
+    for (auto &[bucket, summary] : v.dispatch.buckets) {
+      int64_t bh = 0, t = 0;
+      parseBucket(bucket, bh, t);
+      routes.emplace_back(bh, t,
+                          bucket + " -> " + v.dispatch.symbol + " (" +
+                              summary + ")");
+    }
+  llvm::sort(routes);
+  for (auto &[bh, t, route] : routes)
+    log << "  dispatch  " << route << "\n";
+  log << "  dispatch  any other bucket -> " << variants[0].dispatch.symbol
+      << "\n";
+
+  std::string nvcc = request.noFatbin ? std::string() : findNvcc(request.nvcc);
+  if (nvcc.empty() && !request.noFatbin)
+    log << "  nvcc not found: the variants are written without kernels "
+           "(pass --nvcc)\n";
+  else if (!nvcc.empty())
+    log << "  nvcc      " << nvcc << " (" << request.arch << " + PTX) ...\n";
+  log.flush();
+  for (const Variant &v : variants)
+    if (!writeFile(outDir + "/" + v.dispatch.symbol + ".h", v.kernels.header,
+                   error) ||
+        !writeFile(outDir + "/" + v.dispatch.symbol + ".cu",
+                   v.kernels.device, error))
+      return fail(error);
+  // The fatbins, one nvcc a variant at once.
+  std::vector<std::string> images(variants.size()), errors(variants.size());
+  if (!nvcc.empty()) {
+    std::vector<std::thread> builds;
+    for (size_t i = 0; i < variants.size(); ++i)
+      builds.emplace_back([&, i] {
+        buildFatbin(nvcc, request.arch, outDir, variants[i].dispatch.symbol,
+                    images[i], errors[i]);
+      });
+    for (std::thread &t : builds)
+      t.join();
+    for (const std::string &why : errors)
+      if (!why.empty())
+        return fail(why);
+  }
+  std::vector<DispatchVariant> dispatchVariants;
+  for (auto [v, image] : llvm::zip_equal(variants, images)) {
+    const std::string &symbol = v.dispatch.symbol;
+    if (!writeFile(outDir + "/" + symbol + "_launch.inc",
+                   launcherSource(symbol, nvcc.empty() ? nullptr : &image,
+                                  v.kernels),
+                   error))
+      return fail(error);
+    log << "  wrote     " << symbol << ".h, " << symbol << ".cu, ";
+    if (!nvcc.empty())
+      log << symbol << ".fatbin (" << image.size() << " B), ";
+    log << symbol << "_launch.inc\n";
+    dispatchVariants.push_back(v.dispatch);
+  }
+  if (!writeFile(base + "_launch.c",
+                 dispatcherSource(dispatch, dispatchVariants,
+                                  sys::path::filename(database)),
+                 error))
+    return fail(error);
+  log << "  wrote     " << name << ".h, " << name << ".json, " << name
+      << "_launch.c, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh\n";
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
@@ -292,6 +649,8 @@ int runCompile() {
     errs() << "rkc compile: error: --chunk-size must be a positive number of tokens\n";
     return 1;
   }
+  if (!tuningPath.empty())
+    return compileTuned(spec.recurrence, request, tuningPath, outs());
   return compileSpec(spec.recurrence, request, outs());
 }
 

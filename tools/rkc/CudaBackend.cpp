@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "DeviceArgs.h"
 
 #include "Interpreter/SpecPlan.h"
 #include "rkc/runtime.h"
@@ -24,66 +25,6 @@
 using namespace llvm;
 
 namespace rkc::cli {
-namespace {
-
-/// The args struct of a generated header: one rkc_tensor per input, then o,
-/// then these fields (the same member sequence, so the same layout).
-struct ArgsTail {
-  const float *initialState;
-  float *finalState;
-  const int64_t *cuSeqlens;
-  const int64_t *cuSeqlensHost;
-  int64_t numSeqs;
-  const int32_t *stateIndices;
-  float scale;
-};
-
-/// Device buffers freed when the run ends.
-struct DeviceBuffers {
-  std::vector<void *> pointers;
-  ~DeviceBuffers() {
-    for (void *p : pointers)
-      rkc_device_free(p);
-  }
-  bool alloc(void **p, size_t bytes, std::string &error) {
-    if (rkc_device_alloc(p, bytes)) {
-      error = rkc_last_error();
-      return false;
-    }
-    pointers.push_back(*p);
-    return true;
-  }
-};
-
-/// float64 host values as bytes of `dtype` (F32, BF16 or F16).
-std::vector<uint16_t> halfBits(const HostTensor &t) {
-  std::vector<uint16_t> bits(t.numel());
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    float f = static_cast<float>(roundToDType(t[i], t.dtype));
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if (t.dtype == DType::BF16) {
-      bits[i] = static_cast<uint16_t>(u >> 16); // exact: already rounded
-    } else { // F16 from a value already representable in F16
-      uint32_t sign = (u >> 16) & 0x8000u;
-      int exponent = static_cast<int>((u >> 23) & 0xff) - 127 + 15;
-      uint32_t mantissa = u & 0x7fffffu;
-      if (f == 0.f)
-        bits[i] = static_cast<uint16_t>(sign);
-      else if (exponent <= 0) // subnormal
-        bits[i] = static_cast<uint16_t>(
-            sign | ((mantissa | 0x800000u) >> (14 - exponent)));
-      else if (exponent >= 31)
-        bits[i] = static_cast<uint16_t>(sign | 0x7c00u);
-      else
-        bits[i] = static_cast<uint16_t>(sign | (exponent << 10) |
-                                        (mantissa >> 13));
-    }
-  }
-  return bits;
-}
-
-} // namespace
 
 bool runCudaBackend(rec::RecurrenceOp spec, const TensorMap &inputs,
                     const RunOptions &options, TensorMap &outputs,
@@ -167,37 +108,11 @@ bool runCudaBackend(rec::RecurrenceOp spec, const TensorMap &inputs,
   DeviceBuffers buffers;
   // The args struct: the inputs' descriptors in spec order, then o, then
   // the tail.
-  size_t count = plan.inputs.size() + 1;
-  std::vector<unsigned char> args(count * sizeof(rkc_tensor) +
-                                  sizeof(ArgsTail));
-  auto *descriptors = reinterpret_cast<rkc_tensor *>(args.data());
-  auto *tail =
-      reinterpret_cast<ArgsTail *>(args.data() + count * sizeof(rkc_tensor));
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    const HostTensor &t = inputs.at(plan.inputs[i].name);
-    rkc_dtype dtype = t.dtype == DType::BF16  ? RKC_BF16
-                      : t.dtype == DType::F16 ? RKC_F16
-                                              : RKC_F32;
-    size_t bytes = t.numel() * (dtype == RKC_F32 ? 4 : 2);
-    void *device;
-    if (!buffers.alloc(&device, bytes, error))
+  ArgsBlock args(plan.inputs.size());
+  for (size_t i = 0; i < plan.inputs.size(); ++i)
+    if (!uploadTensor(inputs.at(plan.inputs[i].name), buffers, args.input(i),
+                      error))
       return false;
-    rkc_status status;
-    if (dtype == RKC_F32) {
-      std::vector<float> values(t.values.begin(), t.values.end());
-      status = rkc_device_upload(device, values.data(), bytes);
-    } else {
-      std::vector<uint16_t> bits = halfBits(t);
-      status = rkc_device_upload(device, bits.data(), bytes);
-    }
-    if (status) {
-      error = rkc_last_error();
-      return false;
-    }
-    descriptors[i] = rkc_contiguous(device, dtype,
-                                    static_cast<int32_t>(t.rank()),
-                                    t.shape.data());
-  }
   std::vector<int64_t> oShape = {shape.batch, shape.length, shape.valueHeads,
                                  shape.dv};
   int64_t oCount = shape.batch * shape.length * shape.valueHeads * shape.dv;
@@ -207,8 +122,8 @@ bool runCudaBackend(rec::RecurrenceOp spec, const TensorMap &inputs,
   if (!buffers.alloc(&o, oCount * 4, error) ||
       !buffers.alloc(&finalState, stateCount * 4, error))
     return false;
-  descriptors[count - 1] = rkc_contiguous(o, RKC_F32, 4, oShape.data());
-  std::memset(tail, 0, sizeof *tail);
+  args.o() = rkc_contiguous(o, RKC_F32, 4, oShape.data());
+  ArgsTail *tail = &args.tail();
   tail->finalState = static_cast<float *>(finalState);
   tail->scale = static_cast<float>(shape.scale);
   if (auto it = inputs.find("initial_state"); it != inputs.end()) {

@@ -107,6 +107,42 @@ rkc_status rkc_device_upload(void *device, const void *host, size_t bytes);
 rkc_status rkc_device_download(void *host, const void *device, size_t bytes);
 rkc_status rkc_device_synchronize(void);
 
+/* Timing and device queries for tools that measure kernels (rkc tune),
+ * through the same dlopen'ed driver. Events and memsets need a current
+ * context (rkc_device_open). */
+typedef struct CUevent_st *CUevent; /* spelled as cuda.h spells it */
+rkc_status rkc_event_create(CUevent *event);
+rkc_status rkc_event_record(CUevent event, CUstream stream);
+rkc_status rkc_event_synchronize(CUevent event);
+/* Milliseconds between two recorded, completed events. */
+rkc_status rkc_event_elapsed_ms(float *ms, CUevent start, CUevent end);
+rkc_status rkc_event_destroy(CUevent event);
+/* Sets `bytes` bytes at `device` to `value`, asynchronously on `stream`
+ * (e.g. to evict the L2 cache between timed runs). */
+rkc_status rkc_device_memset_async(void *device, unsigned char value,
+                                   size_t bytes, CUstream stream);
+
+typedef struct rkc_device_properties {
+  char name[256];              /* "NVIDIA H200" */
+  int major, minor;            /* compute capability */
+  int multiprocessors;
+  int l2_bytes;
+  int max_shared_bytes_optin;  /* shared memory a block may opt in to */
+} rkc_device_properties;
+rkc_status rkc_device_get_properties(int device,
+                                     rkc_device_properties *properties);
+
+typedef struct rkc_kernel_properties {
+  int registers;           /* a thread */
+  int max_threads;         /* a block, given the registers it uses */
+  int static_shared_bytes; /* besides the dynamic shared memory */
+  int local_bytes;         /* a thread: register spills and stack */
+} rkc_kernel_properties;
+/* Loads `image` (a fatbin or cubin) into the current context, reads the
+ * properties of its kernel `kernel`, and unloads it. */
+rkc_status rkc_kernel_get_properties(const void *image, const char *kernel,
+                                     rkc_kernel_properties *properties);
+
 #ifdef __cplusplus
 }
 #endif

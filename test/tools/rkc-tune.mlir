@@ -1,0 +1,105 @@
+// `rkc tune` without a GPU: the plan of --dry-run (the schedule space, what
+// shared memory rules out, what the database already has), the database
+// round trip, and the errors. --gpu and --arch keep a dry run off the GPU.
+//
+// RUN: rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --db %t.none.jsonl --dry-run --gpu TestGPU --arch sm_90a | FileCheck %s --check-prefix=PLAN
+// RUN: rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --db %t.none.jsonl --dry-run --gpu TestGPU --arch sm_90a --budget 3 | FileCheck %s --check-prefix=BUDGET
+//
+// A database written by hand, keyed as this rkc keys its rows (spec hash,
+// version and default chunk size taken from the plan):
+// RUN: rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --db %t.none.jsonl --dry-run --gpu TestGPU --arch sm_90a | sed -n -e 's/^  key .*spec_hash=\([0-9a-f]*\) .*rkc_version=\([^ ]*\) .*/s|@HASH@|\1|g;s|@VERSION@|\2|g/p' -e 's/^  default   chunk \([0-9]*\),.*/s|@CHUNK@|\1|g/p' > %t.sed
+// RUN: sed -f %t.sed %S/Inputs/tuning.jsonl.in > %t.jsonl
+// RUN: rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --shape B=4,T=2048,H=16 --shape B=1,T=5000,H=32 --db %t.jsonl --dry-run --gpu TestGPU --arch sm_90a > %t.resume 2>&1
+// RUN: FileCheck %s --check-prefix=RESUME < %t.resume
+// RUN: FileCheck %s --check-prefix=WINNERS < %t.resume
+// RUN: FileCheck %s --check-prefix=SAMEBUCKET < %t.resume
+// Rows of another GPU are another configuration:
+// RUN: rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --db %t.jsonl --dry-run --gpu OtherGPU --arch sm_90a | FileCheck %s --check-prefix=OTHERGPU
+//
+// RUN: not rkc tune %s --shape B=1,X=2 --db %t.jsonl --dry-run --gpu G --arch sm_90a 2>&1 | FileCheck %s --check-prefix=BADKEY
+// RUN: not rkc tune %s --shape B=1,T=64 --db %t.jsonl --dry-run --gpu G --arch sm_90a 2>&1 | FileCheck %s --check-prefix=NOHEADS
+// RUN: not rkc tune %s --shape T=64,H=4,HV=6 --db %t.jsonl --dry-run --gpu G --arch sm_90a 2>&1 | FileCheck %s --check-prefix=GVA
+// RUN: not rkc tune %s --shape T=0,H=4 --db %t.jsonl --dry-run --gpu G --arch sm_90a 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not rkc tune %s --db %t.jsonl --dry-run 2>&1 | FileCheck %s --check-prefix=NOSHAPE
+// RUN: not rkc tune %s --shape T=64,H=2 --dry-run 2>&1 | FileCheck %s --check-prefix=NODB
+// RUN: not rkc tune %s --shape T=64,H=2 --db %S/Inputs/bad-tuning.jsonl --dry-run --gpu G --arch sm_90a 2>&1 | FileCheck %s --check-prefix=BADDB
+// RUN: not rkc tune %s --shape T=64,H=2 --db %S/Inputs/missing-field.jsonl --dry-run --gpu G --arch sm_90a 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: env CUDA_VISIBLE_DEVICES= not rkc tune %s --shape T=64,H=2 --db %t.nogpu.jsonl 2>&1 | FileCheck %s --check-prefix=NOGPU
+// RUN: not ls %t.nogpu.jsonl
+// RUN: rkc tune --help | FileCheck %s --check-prefix=HELP
+// RUN: rkc --help | FileCheck %s --check-prefix=TOPHELP
+// RUN: rkc --version | FileCheck %s --check-prefix=VERSION
+
+// PLAN: rkc tune: @eda from {{.*}}eda.mlir (dry run)
+// PLAN-NEXT: key       spec_hash={{[0-9a-f]+}} dk=128 dv=128 dtype=bf16 arch=sm_90a rkc_version={{[^ ]+}} gpu="TestGPU"
+// PLAN-NEXT: shape     B=1,T=8192,H=32,HV=32 (bucket bh=32,t=8192)
+// PLAN-NEXT: space     chunk-size {64, 32, 16, 8} x value-tile {16, 32, 64, 128} x threads {128, 256, 512}: 48 schedules valid for dv = 128
+// PLAN-NEXT: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256
+// PLAN-NEXT: [ 1/48] chunk [[CHUNK]], value-tile 32, threads 256 (default): measure
+// The default's neighbours come next, one knob changed.
+// PLAN-NEXT: [ 2/48] chunk 64, value-tile 32, threads 256:
+// PLAN: chunk 64, value-tile 128, threads 256: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 128); the limit is {{[0-9]+}}
+// PLAN: [48/48]
+// PLAN-NEXT: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned by the lowering, 0 in the database
+
+// BUDGET: (default): measure
+// BUDGET: not measured (--budget 3)
+// BUDGET: plan      3 to compile and measure, {{[0-9]+}} pruned by the lowering, 0 in the database, {{[0-9]+}} over --budget
+
+// RESUME: shape     B=1,T=8192,H=32,HV=32 (bucket bh=32,t=8192)
+// RESUME-NEXT: shape     B=4,T=2048,H=16,HV=16 (bucket bh=64,t=2048)
+// RESUME-NOT: shape
+// RESUME: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256
+// RESUME-NEXT: (default): skip (in the database; bh=32,t=8192: ok 52.100 ms; bh=64,t=2048: ok 12.500 ms)
+// RESUME-DAG: chunk 8, value-tile 64, threads 128: measure at bh=64,t=2048; the database has the other buckets
+// RESUME-DAG: chunk 8, value-tile 32, threads 256: measure at bh=32,t=8192; the database has the other buckets
+// RESUME-DAG: chunk 8, value-tile 16, threads 128: measure at bh=64,t=2048; the database has the other buckets
+// Another GPU's row does not count, nor one measured on other code.
+// RESUME-DAG: chunk 8, value-tile 32, threads 512: measure{{$}}
+// RESUME-DAG: chunk 8, value-tile 16, threads 256: measure{{$}}
+// RESUME: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned by the lowering, 1 in the database
+// SAMEBUCKET: note: --shape B=1,T=5000,H=32 falls in bucket bh=32,t=8192 with an earlier shape: skipped
+
+// WINNERS: # Tuning winners
+// WINNERS: ## @eda, spec {{[0-9a-f]+}}, dk 128, dv 128, bf16, TestGPU (sm_90a), rkc
+// WINNERS: | bucket | shape | default | default ms | winner | winner ms (p20-p80) | speed-up | ok / failed / pruned |
+// WINNERS: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256 | 52.100 | chunk 8, value-tile 64, threads 128 | 40.000 (39.900-40.200) | 1.30x | 3 / 1 / 0 |
+// WINNERS: | bh=64,t=2048 | B=4,T=2048,H=16,HV=16 | chunk {{[0-9]+}}, value-tile 32, threads 256 | 12.500 | chunk {{[0-9]+}}, value-tile 32, threads 256 (the default) | 12.500 (12.500-12.500) | 1.00x | 2 / 0 / 0 |
+
+// OTHERGPU: chunk 8, value-tile 32, threads 512: skip (in the database: ok 30.000 ms)
+// OTHERGPU: plan      {{.*}}, 1 in the database
+// OTHERGPU: ## @eda, {{.*}}, OtherGPU (sm_90a)
+// OTHERGPU: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | - | - | chunk 8, value-tile 32, threads 512 | 30.000 (30.000-30.000) | - | 1 / 0 / 0 |
+
+// BADKEY: rkc tune: error: --shape 'B=1,X=2': unknown key 'X' (expected B, T, H, HV)
+// NOHEADS: rkc tune: error: --shape 'B=1,T=64': T and H are required, e.g. B=1,T=8192,H=32
+// GVA: rkc tune: error: --shape 'T=64,H=4,HV=6': HV = 6 is not a multiple of H = 4
+// ZERO: rkc tune: error: --shape 'T=0,H=4': 'T' must be a positive integer, got '0'
+// NOSHAPE: rkc tune: error: give at least one --shape, e.g. --shape B=1,T=8192,H=32
+// NODB: rkc tune: error: --db is required
+// BADDB: rkc tune: error: {{.*}}bad-tuning.jsonl:3: not JSON:
+// MISSING: rkc tune: error: {{.*}}missing-field.jsonl:2: missing "bucket"
+// NOGPU: rkc tune: error: no CUDA driver/GPU:
+
+// HELP: rkc tune [options] <spec.mlir>
+// HELP: --budget=<N>
+// HELP: --db=<tuning.jsonl>
+// HELP: --dry-run
+// HELP: --jobs=<uint>
+// HELP: --shape=<B=1,T=8192,H=32[,HV=32]>
+// TOPHELP: rkc tune SPEC --shape B=1,T=8192,H=32 [--shape ...] --db DB [--jobs N] [--budget N]
+// TOPHELP: tune - Measure a spec's schedules on the GPU and record the fastest per shape bucket
+// VERSION: rkc {{[0-9]+\.[0-9]+\.[0-9]+}}
+
+rec.recurrence @gated_delta {
+  %q = rec.input "q" : !rec.key
+  %k = rec.input "k" : !rec.key
+  %v = rec.input "v" : !rec.value
+  %g = rec.input "g" : !rec.scalar
+  %beta = rec.input "beta" : !rec.scalar
+  rec.step {
+    rec.decay %g : !rec.scalar
+    rec.delta %k, %v scale %beta : !rec.key, !rec.value, !rec.scalar
+    rec.read %q : !rec.key
+  }
+}

@@ -1,0 +1,423 @@
+//===- TuningTest.cpp - Schedule space, tuning database, dispatcher -------===//
+//
+// What `rkc tune` and `rkc compile --tuning` share, without a GPU: the
+// schedule space and its order, shapes and buckets, database rows (their
+// round trip, located errors, the resume key), the winners, and the source
+// of the tuned dispatcher.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tuning.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <functional>
+#include <set>
+
+using namespace rkc::tuning;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace {
+
+Schedule schedule(int64_t chunk, int64_t valueTile, int64_t threads) {
+  return Schedule{{chunk, valueTile, threads}};
+}
+
+/// A complete ok row of a configuration "TestGPU", sm_90a, rkc 0.1.0.
+Row row(const Schedule &s, const std::string &bucket, double ms,
+        const std::string &status = "ok") {
+  Row r;
+  r.spec = "eda";
+  r.specHash = "0123456789abcdef";
+  r.shape.batch = 1;
+  r.shape.length = 8192;
+  r.shape.keyHeads = r.shape.valueHeads = 32;
+  r.bucket = bucket;
+  r.gpu = "TestGPU";
+  r.arch = "sm_90a";
+  r.rkcVersion = "0.1.0";
+  r.schedule = s.toMap();
+  r.status = status;
+  if (status == "ok")
+    r.medianMs = r.p20Ms = r.p80Ms = ms;
+  else
+    r.error = "why";
+  r.time = "2026-11-30T10:00:00Z";
+  return r;
+}
+
+/// A file of `text` that goes away with the test.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string &text) {
+    llvm::SmallString<128> p;
+    EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("tuning", "jsonl", p));
+    path = p.str().str();
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << text;
+  }
+  ~TempFile() { llvm::sys::fs::remove(path); }
+};
+
+TEST(ScheduleSpace, KnobsAndEnumeration) {
+  std::vector<std::string> keys;
+  for (const Knob &k : scheduleKnobs())
+    keys.push_back(k.key);
+  EXPECT_THAT(keys, ::testing::ElementsAre("chunk_size", "value_tile",
+                                           "threads"));
+  CompileRequest request;
+  EXPECT_EQ(enumerateSchedules(request).size(), 48u); // dv = 128
+  request.dv = 64;
+  std::vector<Schedule> all = enumerateSchedules(request);
+  EXPECT_EQ(all.size(), 36u); // value tile 128 does not divide 64
+  for (const Schedule &s : all)
+    EXPECT_EQ(64 % s.get("value_tile"), 0);
+  request.dv = 96;
+  EXPECT_EQ(enumerateSchedules(request).size(), 24u); // value tiles 16, 32
+  // The first knob varies slowest.
+  EXPECT_EQ(all.front(), schedule(64, 16, 128));
+  EXPECT_EQ(all[1], schedule(64, 16, 256));
+  std::set<Schedule> distinct(all.begin(), all.end());
+  EXPECT_EQ(distinct.size(), all.size());
+}
+
+TEST(ScheduleSpace, RequestRoundTripAndNames) {
+  CompileRequest request;
+  Schedule s = Schedule::of(request);
+  EXPECT_EQ(s, schedule(0, 32, 256)); // chunk 0: auto
+  EXPECT_EQ(s.describe(), "chunk auto, value-tile 32, threads 256");
+  Schedule t = schedule(16, 64, 128);
+  t.applyTo(request);
+  EXPECT_EQ(request.chunkSize, 16);
+  EXPECT_EQ(request.valueTile, 64);
+  EXPECT_EQ(request.threads, 128);
+  EXPECT_EQ(Schedule::of(request), t);
+  EXPECT_EQ(t.tag(), "c16_v64_t128");
+  EXPECT_EQ(t.describe(), "chunk 16, value-tile 64, threads 128");
+  EXPECT_EQ(Schedule::fromMap(t.toMap()), t);
+  std::map<std::string, int64_t> more = t.toMap();
+  more["tensor_cores"] = 1; // a knob of another version
+  EXPECT_FALSE(Schedule::fromMap(more));
+  std::map<std::string, int64_t> fewer = t.toMap();
+  fewer.erase("threads");
+  EXPECT_FALSE(Schedule::fromMap(fewer));
+  EXPECT_THAT(describeSpace(),
+              HasSubstr("chunk-size {64, 32, 16, 8} x value-tile {16, 32, "
+                        "64, 128} x threads {128, 256, 512}"));
+}
+
+TEST(ScheduleSpace, DefaultFirstThenNeighbours) {
+  CompileRequest request;
+  std::vector<Schedule> all = enumerateSchedules(request);
+  Schedule first = schedule(16, 32, 256);
+  std::vector<Schedule> ordered = orderCandidates(first, all);
+  ASSERT_EQ(ordered.size(), all.size());
+  EXPECT_EQ(ordered.front(), first);
+  auto distance = [&](const Schedule &s) {
+    int d = 0;
+    for (size_t i = 0; i < s.values.size(); ++i)
+      d += s.values[i] != first.values[i];
+    return d;
+  };
+  for (size_t i = 2; i < ordered.size(); ++i)
+    EXPECT_LE(distance(ordered[i - 1]), distance(ordered[i]));
+  EXPECT_EQ(distance(ordered[1]), 1);
+  // A default outside the space is still the first candidate.
+  std::vector<Schedule> withOutsider =
+      orderCandidates(schedule(16, 32, 96), all);
+  EXPECT_EQ(withOutsider.size(), all.size() + 1);
+  EXPECT_EQ(withOutsider.front(), schedule(16, 32, 96));
+}
+
+TEST(Shapes, Parse) {
+  TuneShape shape;
+  std::string error;
+  ASSERT_TRUE(parseTuneShape("B=2,T=100,H=4", shape, error)) << error;
+  EXPECT_EQ(shape.batch, 2);
+  EXPECT_EQ(shape.length, 100);
+  EXPECT_EQ(shape.keyHeads, 4);
+  EXPECT_EQ(shape.valueHeads, 4);
+  EXPECT_EQ(shape.describe(), "B=2,T=100,H=4,HV=4");
+  TuneShape lower;
+  ASSERT_TRUE(parseTuneShape("t=8,h=2,hv=6", lower, error)) << error;
+  EXPECT_EQ(lower.batch, 1);
+  EXPECT_EQ(lower.valueHeads, 6);
+
+  auto bad = [&](const char *text) {
+    TuneShape s;
+    std::string why;
+    EXPECT_FALSE(parseTuneShape(text, s, why)) << text;
+    return why;
+  };
+  EXPECT_EQ(bad("B=1,X=2,T=3,H=1"),
+            "unknown key 'X' (expected B, T, H, HV)");
+  EXPECT_EQ(bad("T=8"), "T and H are required, e.g. B=1,T=8192,H=32");
+  EXPECT_EQ(bad("T=8,H=4,HV=6"), "HV = 6 is not a multiple of H = 4");
+  EXPECT_EQ(bad("T=-8,H=4"), "'T' must be a positive integer, got '-8'");
+  EXPECT_EQ(bad("T=8,H=4,T=9"), "'T' is given twice");
+  EXPECT_EQ(bad("T8,H=4"), "expected KEY=VALUE, got 'T8'");
+}
+
+TEST(Shapes, Buckets) {
+  EXPECT_EQ(pow2Ceil(0), 1);
+  EXPECT_EQ(pow2Ceil(1), 1);
+  EXPECT_EQ(pow2Ceil(5), 8);
+  EXPECT_EQ(pow2Ceil(8), 8);
+  EXPECT_EQ(pow2Ceil(8193), 16384);
+  EXPECT_EQ(bucketName(1, 32, 8192), "bh=32,t=8192");
+  EXPECT_EQ(bucketName(1, 32, 5000), "bh=32,t=8192");
+  EXPECT_EQ(bucketName(3, 10, 1), "bh=32,t=1");
+  TuneShape shape;
+  shape.batch = 4;
+  shape.length = 2048;
+  shape.keyHeads = 8;
+  shape.valueHeads = 16;
+  EXPECT_EQ(bucketOf(shape), "bh=64,t=2048");
+  int64_t bh = 0, t = 0;
+  EXPECT_TRUE(parseBucket("bh=64,t=2048", bh, t));
+  EXPECT_EQ(bh, 64);
+  EXPECT_EQ(t, 2048);
+  for (const char *bad : {"bh=64", "t=2,bh=1", "bh=0,t=4", "bh=1,t=2,", ""})
+    EXPECT_FALSE(parseBucket(bad, bh, t)) << bad;
+}
+
+TEST(Database, RowRoundTrip) {
+  Row r = row(schedule(16, 64, 256), "bh=32,t=8192", 1.2345);
+  r.p20Ms = 1.2;
+  r.p80Ms = 1.3;
+  r.codeHash = "00ff00ff00ff00ff";
+  r.isDefault = true;
+  r.extra["registers"] = 96;
+  r.extra["check_o"] = 0.0012345678;
+  std::string line = r.toJSONLine();
+  EXPECT_THAT(line, Not(HasSubstr("\n")));
+  // Numbers as written, not the JSON printer's 17 digits.
+  EXPECT_THAT(line, HasSubstr("\"median_ms\":1.2345,"));
+  EXPECT_THAT(line, HasSubstr("\"check_o\":0.00123457"));
+  EXPECT_THAT(line, HasSubstr("\"spec\":\"eda\",\"spec_hash\":"));
+  Row back;
+  std::string error;
+  ASSERT_TRUE(parseRow(line, back, error)) << error;
+  EXPECT_EQ(back.spec, r.spec);
+  EXPECT_EQ(back.specHash, r.specHash);
+  EXPECT_EQ(back.bucket, r.bucket);
+  EXPECT_EQ(back.dtype, "bf16");
+  EXPECT_EQ(back.gpu, r.gpu);
+  EXPECT_EQ(back.arch, r.arch);
+  EXPECT_EQ(back.rkcVersion, r.rkcVersion);
+  EXPECT_EQ(back.codeHash, r.codeHash);
+  EXPECT_EQ(back.schedule, r.schedule);
+  EXPECT_TRUE(back.isDefault);
+  EXPECT_EQ(back.status, "ok");
+  EXPECT_DOUBLE_EQ(back.medianMs, 1.2345);
+  EXPECT_DOUBLE_EQ(back.p20Ms, 1.2);
+  EXPECT_DOUBLE_EQ(back.p80Ms, 1.3);
+  EXPECT_EQ(back.shape.describe(), r.shape.describe());
+  EXPECT_EQ(back.shape.dk, 128);
+  EXPECT_EQ(back.time, r.time);
+  ASSERT_TRUE(back.extra.getInteger("registers"));
+  EXPECT_EQ(*back.extra.getInteger("registers"), 96);
+  EXPECT_EQ(back.toJSONLine(), line);
+
+  Row failed = row(schedule(8, 16, 128), "bh=2,t=64", 0, "failed");
+  failed.error = "differs from the float64 interpreter";
+  std::string failedLine = failed.toJSONLine();
+  EXPECT_THAT(failedLine, Not(HasSubstr("median_ms")));
+  ASSERT_TRUE(parseRow(failedLine, back, error)) << error;
+  EXPECT_EQ(back.error, failed.error);
+}
+
+TEST(Database, RowErrors) {
+  std::string good = row(schedule(16, 32, 256), "bh=2,t=64", 1).toJSONLine();
+  auto error = [&](const std::string &text) {
+    Row r;
+    std::string why;
+    EXPECT_FALSE(parseRow(text, r, why)) << text;
+    return why;
+  };
+  auto replace = [&](const std::string &from, const std::string &to) {
+    std::string text = good;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  EXPECT_THAT(error("{\"spec\":"), HasSubstr("not JSON"));
+  EXPECT_EQ(error("[1, 2]"), "expected a JSON object");
+  EXPECT_EQ(error(replace("\"bucket\":", "\"bucket_\":")),
+            "missing \"bucket\"");
+  EXPECT_EQ(error(replace("\"status\":\"ok\"", "\"status\":\"great\"")),
+            "\"status\" must be \"ok\", \"failed\" or \"pruned\", got "
+            "\"great\"");
+  EXPECT_EQ(error(replace("\"threads\":256", "\"threads\":\"256\"")),
+            "\"schedule.threads\" must be an integer");
+  EXPECT_EQ(error(replace("\"median_ms\":", "\"median\":")),
+            "missing \"median_ms\"");
+  EXPECT_EQ(error(replace("\"bh=2,t=64\"", "\"big\"")),
+            "\"bucket\" must read bh=N,t=N, got \"big\"");
+  EXPECT_EQ(error(replace("\"dk\":128", "\"dk\":1.5")),
+            "\"shape.dk\" must be an integer");
+  EXPECT_EQ(error(replace("\"gpu\":\"TestGPU\"", "\"gpu\":3")),
+            "\"gpu\" must be a string");
+}
+
+TEST(Database, ReadAppendAndLocatedErrors) {
+  std::string a = row(schedule(16, 32, 256), "bh=2,t=64", 1).toJSONLine();
+  std::string b = row(schedule(8, 32, 256), "bh=2,t=64", 2).toJSONLine();
+  TempFile file(a + "\n\n  \n" + b + "\n");
+  std::vector<Row> rows;
+  std::string error;
+  ASSERT_TRUE(readDatabase(file.path, rows, error)) << error;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].line, 1u);
+  EXPECT_EQ(rows[1].line, 4u);
+
+  Row c = row(schedule(8, 64, 128), "bh=4,t=64", 3);
+  ASSERT_TRUE(appendRow(file.path, c, error)) << error;
+  ASSERT_TRUE(readDatabase(file.path, rows, error)) << error;
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].bucket, "bh=4,t=64");
+
+  TempFile bad(a + "\n" + b + "\n{\"spec\": 1,\n");
+  EXPECT_FALSE(readDatabase(bad.path, rows, error));
+  EXPECT_THAT(error, HasSubstr(bad.path + ":3: not JSON"));
+
+  EXPECT_TRUE(readDatabase(file.path + ".missing", rows, error));
+  EXPECT_TRUE(rows.empty());
+}
+
+TEST(Database, ResumeKey) {
+  Schedule s = schedule(16, 32, 256);
+  Row planned = row(s, "bh=32,t=8192", 0);
+  planned.codeHash = "aaaaaaaaaaaaaaaa";
+  std::vector<Row> rows = {row(s, "bh=32,t=8192", 5)};
+  // A row without a code hash counts whatever the code.
+  EXPECT_EQ(findMeasurement(rows, planned), &rows[0]);
+  rows[0].codeHash = "bbbbbbbbbbbbbbbb";
+  EXPECT_EQ(findMeasurement(rows, planned), nullptr);
+  rows[0].codeHash = planned.codeHash;
+  EXPECT_EQ(findMeasurement(rows, planned), &rows[0]);
+  for (auto change : std::vector<std::function<void(Row &)>>{
+           [](Row &r) { r.gpu = "OtherGPU"; },
+           [](Row &r) { r.arch = "sm_80"; },
+           [](Row &r) { r.rkcVersion = "0.2.0"; },
+           [](Row &r) { r.specHash = "ffffffffffffffff"; },
+           [](Row &r) { r.bucket = "bh=64,t=8192"; },
+           [](Row &r) { r.dtype = "f16"; },
+           [](Row &r) { r.shape.dk = 64; },
+           [](Row &r) { r.schedule["threads"] = 512; }}) {
+    std::vector<Row> other = rows;
+    change(other[0]);
+    EXPECT_EQ(findMeasurement(other, planned), nullptr);
+  }
+  // The newest row wins.
+  rows.push_back(row(s, "bh=32,t=8192", 0, "failed"));
+  EXPECT_EQ(findMeasurement(rows, planned), &rows[1]);
+}
+
+TEST(Winners, PerBucket) {
+  Schedule d = schedule(16, 32, 256), fast = schedule(8, 64, 128),
+           flaky = schedule(8, 32, 256), big = schedule(64, 32, 256);
+  std::vector<Row> rows = {
+      row(d, "bh=32,t=8192", 50), row(fast, "bh=32,t=8192", 40),
+      row(flaky, "bh=32,t=8192", 10),
+      // Measured again: now it fails, and its old time no longer counts.
+      row(flaky, "bh=32,t=8192", 0, "failed"),
+      row(big, "bh=32,t=8192", 0, "pruned"), row(d, "bh=4,t=128", 2),
+      row(fast, "bh=4,t=128", 3)};
+  rows[0].isDefault = rows[5].isDefault = true;
+  std::vector<BucketResult> results = bucketResults(rows);
+  ASSERT_EQ(results.size(), 2u);
+  // Sorted by bh, then t.
+  EXPECT_EQ(results[0].bucket, "bh=4,t=128");
+  EXPECT_EQ(results[0].best, &rows[5]);
+  EXPECT_EQ(results[0].defaultRow, &rows[5]);
+  EXPECT_EQ(results[1].bucket, "bh=32,t=8192");
+  EXPECT_EQ(results[1].best, &rows[1]);
+  EXPECT_EQ(results[1].defaultRow, &rows[0]);
+  EXPECT_EQ(results[1].ok, 2);
+  EXPECT_EQ(results[1].failed, 1);
+  EXPECT_EQ(results[1].pruned, 1);
+
+  Row otherGpu = row(fast, "bh=32,t=8192", 30);
+  otherGpu.gpu = "OtherGPU";
+  rows.push_back(otherGpu);
+  std::string table = winnersMarkdown(rows, "tuning.jsonl");
+  EXPECT_THAT(table, HasSubstr("from `tuning.jsonl`"));
+  EXPECT_THAT(table, HasSubstr("## @eda, spec 0123456789abcdef, dk 128, dv "
+                               "128, bf16, TestGPU (sm_90a), rkc 0.1.0"));
+  EXPECT_THAT(table, HasSubstr("| bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | "
+                               "chunk 16, value-tile 32, threads 256 | "
+                               "50.000 | chunk 8, value-tile 64, threads 128 "
+                               "| 40.000 (40.000-40.000) | 1.25x | 2 / 1 / 1 "
+                               "|"));
+  EXPECT_THAT(table, HasSubstr("| bh=4,t=128 | B=1,T=8192,H=32,HV=32 | chunk "
+                               "16, value-tile 32, threads 256 | 2.000 | "
+                               "chunk 16, value-tile 32, threads 256 (the "
+                               "default) | 2.000 (2.000-2.000) | 1.00x | 2 / "
+                               "0 / 0 |"));
+  // Another GPU, another section, with no default measured.
+  EXPECT_THAT(table, HasSubstr("OtherGPU (sm_90a)"));
+  EXPECT_THAT(table, HasSubstr("| - | - | chunk 8, value-tile 64, threads "
+                               "128 | 30.000 (30.000-30.000) | - | 1 / 0 / 0 "
+                               "|"));
+}
+
+TEST(Dispatcher, Source) {
+  DispatchSpec spec;
+  spec.name = "deltaproduct";
+  spec.inputs = {{"q", 2}, {"k", 2}, {"v", 2}, {"beta", 2}, {"w", 0}};
+  spec.tokenInput = "q";
+  spec.rowsPerToken = 1;
+  DispatchVariant d, a, b;
+  d.symbol = "deltaproduct__c16_v32_t256";
+  d.schedule = "chunk 16, value-tile 32, threads 256";
+  d.isDefault = true;
+  d.buckets = {{"bh=8,t=64", "1.000 ms"}};
+  a.symbol = "deltaproduct__c8_v64_t128";
+  a.schedule = "chunk 8, value-tile 64, threads 128";
+  a.buckets = {{"bh=64,t=8192", "2.000 ms, default 3.000 ms"},
+               {"bh=32,t=8192", "1.500 ms"}};
+  b.symbol = "deltaproduct__c32_v16_t512";
+  b.schedule = "chunk 32, value-tile 16, threads 512";
+  b.buckets = {{"bh=32,t=1024", "0.500 ms"}};
+  std::string text = dispatcherSource(spec, {d, a, b}, "db.jsonl");
+  EXPECT_THAT(text, HasSubstr("#include \"deltaproduct.h\""));
+  EXPECT_THAT(text, HasSubstr("#include \"deltaproduct__c8_v64_t128_launch."
+                              "inc\""));
+  // Routes in bucket order, each to its variant's index.
+  size_t r1 = text.find("if (bh == 32 && t == 1024)\n    return 2;");
+  size_t r2 = text.find("if (bh == 32 && t == 8192)\n    return 1;");
+  size_t r3 = text.find("if (bh == 64 && t == 8192)\n    return 1;");
+  ASSERT_NE(r1, std::string::npos);
+  ASSERT_NE(r2, std::string::npos);
+  ASSERT_NE(r3, std::string::npos);
+  EXPECT_LT(r1, r2);
+  EXPECT_LT(r2, r3);
+  // The default's buckets need no route.
+  EXPECT_THAT(text, Not(HasSubstr("bh == 8 &&")));
+  EXPECT_THAT(text, HasSubstr("if (a->w.rank > 0 && a->w.shape[0] > HV)"));
+  EXPECT_THAT(text, HasSubstr("case 2:\n    return "
+                              "rkc_deltaproduct__c32_v16_t512_run_fwd(stream,"
+                              " args);\n  default:\n    return "
+                              "rkc_deltaproduct__c16_v32_t256_run_fwd"));
+  EXPECT_THAT(text, HasSubstr("return rkc_deltaproduct__c16_v32_t256_run_"
+                              "decode(stream, args);"));
+  EXPECT_THAT(text, HasSubstr("const int64_t T = a->q.shape[1];"));
+  EXPECT_THAT(text, Not(HasSubstr("(void)bh;")));
+
+  // <substep> rows a token divide dimension 1; no routes still compiles
+  // cleanly (-Wunused-variable).
+  spec.rowsPerToken = 3;
+  d.buckets.clear();
+  text = dispatcherSource(spec, {d}, "db.jsonl");
+  EXPECT_THAT(text, HasSubstr("const int64_t T = a->q.shape[1] / 3;"));
+  EXPECT_THAT(text, HasSubstr("(void)bh;\n  (void)t;"));
+}
+
+} // namespace

@@ -1,0 +1,31 @@
+//===- CompileRequest.h - What `rkc compile` is asked to build --*- C++ -*-===//
+//
+// Kept free of MLIR so that the tuning library (the schedule space, the
+// database) can name the schedule fields without the compiler behind them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RKC_TOOLS_RKC_COMPILEREQUEST_H
+#define RKC_TOOLS_RKC_COMPILEREQUEST_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rkc::cli {
+
+/// What `rkc compile` is asked to build. The schedule fields (chunkSize,
+/// valueTile, threads) are the knobs `rkc tune` searches: see
+/// tuning::scheduleKnobs().
+struct CompileRequest {
+  std::string outDir, arch = "sm_90a", nvcc;
+  int64_t dk = 128, dv = 128;
+  int64_t chunkSize = 0; // 0: the largest of 64, 32, 16, 8 that fits
+  int64_t valueTile = 32, threads = 256;
+  std::vector<std::string> params; // name=value
+  bool noFatbin = false;
+};
+
+} // namespace rkc::cli
+
+#endif // RKC_TOOLS_RKC_COMPILEREQUEST_H

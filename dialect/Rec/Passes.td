@@ -116,6 +116,8 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
     Option<"valueTile", "value-tile", "int64_t", "32",
            "Value columns a thread block owns">,
     Option<"threads", "threads", "int64_t", "256", "Threads a block">,
+    Option<"prefetch", "prefetch", "int64_t", "0",
+           "1: fetch the next chunk's input rows into L2 during a chunk">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "Shared memory a block may use">
   ];

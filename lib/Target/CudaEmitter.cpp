@@ -32,6 +32,7 @@ namespace {
 /// What --rec-schedule decided, read back from the IR.
 struct CudaSchedule {
   int64_t dk = 0, dv = 0, valueTile = 0, threads = 0, sharedBytes = 0;
+  int64_t prefetch = 0; // 1: the next chunk's input rows are fetched to L2
 
   bool read(Operation *op, std::string &error) {
     auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
@@ -49,6 +50,7 @@ struct CudaSchedule {
     valueTile = get("value_tile");
     threads = get("threads");
     sharedBytes = get("shared_bytes");
+    prefetch = get("prefetch");
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
       return false;
@@ -541,6 +543,7 @@ private:
     ks << "  for (int64_t t0 = bos; t0 < eos; t0 += C) {\n";
     // The next chunk's input rows are fetched into L2 while this chunk
     // runs: the row loads of rec.chunk.rows then wait on L2, not on HBM.
+    if (s.prefetch) {
     ks << "    if (t0 + C < eos) {\n"
        << "      const int64_t next = t0 + C, tokens = eos - next < C ? eos - "
           "next : C;\n";
@@ -555,6 +558,7 @@ private:
          << "p.value_heads, " << width << ");\n";
     }
     ks << "    }\n";
+    }
     for (Operation &op : body)
       emitChunkOp(&op, ks);
     ks << "  }\n";
@@ -620,7 +624,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
 /// Prefetches into L2 the rows of tokens [t0, t0 + tokens) of a per-token
 /// input (`width` elements a row, contiguous).
-__device__ inline void prefetchRows(const rkc_tensor &x, int64_t b,
+[[maybe_unused]] __device__ inline void prefetchRows(const rkc_tensor &x, int64_t b,
                                     int64_t t0, int64_t tokens, int64_t rows,
                                     int64_t hv, int64_t HV, int width) {
   if (x.stride[x.rank - 1] != 1 && width > 1)
@@ -755,10 +759,35 @@ __device__ inline void prefetchRows(const rkc_tensor &x, int64_t b,
   }
 
   void emitDecodeKernel(llvm::raw_ostream &os) {
-    // Shared memory (rec-schedule sized it): S, one row per role, then u.
+    // The state slice lives in registers: thread (group, c) holds column c
+    // of the value tile at rows group + GROUPS * i. Shared memory (sized by
+    // rec-schedule) holds the sub-step's row vectors and the partial sums of
+    // the two reductions over the key axis (bᵀS and qᵀS).
     os << "// Decode: one block per (value tile, value head, sequence); per "
           "new token, the\n// sub-steps of rec.decode in order, the state "
-          "slice read and written once.\n"
+          "slice read and written once and\n// kept in registers in "
+          "between.\n"
+       << "constexpr int GROUPS = THREADS / BV, ROWS = (DK + GROUPS - 1) / "
+          "GROUPS;\n"
+       << "static_assert(THREADS % BV == 0, \"threads must be a multiple of "
+          "the value tile\");\n\n"
+       << "/// Σ_d w[d] S[d, c] over the block: each thread's rows, then the "
+          "groups.\n"
+       << "__device__ inline float columnSum(const float (&s)[ROWS], const "
+          "float *w, float *partial,\n"
+       << "                                 float *total, int group, int "
+          "c) {\n"
+       << "  float part = 0.f;\n"
+       << "#pragma unroll\n"
+       << "  for (int i = 0; i < ROWS; ++i) {\n"
+       << "    const int d = group + GROUPS * i;\n"
+       << "    if (d < DK)\n      part += w[d] * s[i];\n  }\n"
+       << "  partial[group * BV + c] = part;\n  __syncthreads();\n"
+       << "  if (threadIdx.x < BV) {\n    float sum = 0.f;\n"
+       << "    for (int gr = 0; gr < GROUPS; ++gr)\n"
+       << "      sum += partial[gr * BV + threadIdx.x];\n"
+       << "    total[threadIdx.x] = sum;\n  }\n  __syncthreads();\n"
+       << "  return total[c];\n}\n\n"
        << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
        << name << "_decode_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
@@ -767,17 +796,22 @@ __device__ inline void prefetchRows(const rkc_tensor &x, int64_t b,
        << "  const int64_t v0 = blockIdx.x * BV, hv = blockIdx.y, seq = "
           "blockIdx.z;\n"
        << kernelPreamble()
-       << "  float *const S = smem;            // DK x BV\n"
-       << "  float *const g = S + DK * BV;     // the row vectors of a "
-          "sub-step\n"
+       << "  const int c = threadIdx.x % BV, group = threadIdx.x / BV;\n"
+       << "  float *const partial = smem;      // GROUPS x BV\n"
+       << "  float *const g = smem + (DK * BV > THREADS + BV ? DK * BV : "
+          "THREADS + BV);\n"
        << "  float *const x = g + DK, *const b = x + DK, *const k = b + DK, "
           "*const q = k + DK;\n"
-       << "  float *const v = q + DK, *const scalars = v + BV, *const u = "
-          "scalars + 4;\n"
-       << "  for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-       << "    S[e] = p.a.initial_state ? p.a.initial_state[((slot * "
-          "p.value_heads + hv) * DK + e / BV) * DV + v0 + e % BV] : 0.f;\n"
-       << "  __syncthreads();\n"
+       << "  float *const v = q + DK, *const scalars = v + BV, *const total "
+          "= partial + THREADS;\n"
+       << "  const int64_t base = ((slot * p.value_heads + hv) * DK) * DV + "
+          "v0 + c;\n"
+       << "  float s[ROWS];\n"
+       << "#pragma unroll\n"
+       << "  for (int i = 0; i < ROWS; ++i) {\n"
+       << "    const int d = group + GROUPS * i;\n"
+       << "    s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + "
+          "d * DV] : 0.f;\n  }\n"
        << "  for (int64_t t = bos; t < eos; ++t) {\n";
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
@@ -785,11 +819,15 @@ __device__ inline void prefetchRows(const rkc_tensor &x, int64_t b,
                      decodePlan.exprs[sub.gate].side == Side::Key;
       os << "    // Sub-step " << slot << ": S ← Diag(exp g) S - α x (bᵀS) "
             "+ κ k vᵀ\n"
-         << "    if (warp == 0) {\n";
-      auto call = [&](RowRole role, const char *dst) {
-        if (roleExpr(sub, role) >= 0)
-          os << "      decode_s" << slot << "_" << roleName(role)
-             << "(p, row, t, hv, v0, " << dst << ");\n";
+         << "    // The row vectors, one warp a role (their loads in "
+            "parallel).\n";
+      int role = 0;
+      auto call = [&](RowRole r, const char *dst) {
+        if (roleExpr(sub, r) < 0)
+          return;
+        os << "    if (warp == " << role++ << " % WARPS)\n"
+           << "      decode_s" << slot << "_" << roleName(r)
+           << "(p, row, t, hv, v0, " << dst << ");\n";
       };
       call(RowRole::gate, "g");
       call(RowRole::erase_along, "x");
@@ -799,34 +837,39 @@ __device__ inline void prefetchRows(const rkc_tensor &x, int64_t b,
       call(RowRole::value, "v");
       call(RowRole::write_strength, "scalars + 1");
       call(RowRole::query, "q");
-      os << "    }\n    __syncthreads();\n";
+      os << "    __syncthreads();\n";
       if (sub.eraseAlong >= 0)
-        os << "    for (int c = threadIdx.x; c < BV; c += THREADS) {\n"
-           << "      float sum = 0.f;\n"
-           << "      for (int d = 0; d < DK; ++d)\n"
-           << "        sum += b[d] * S[d * BV + c];\n"
-           << "      u[c] = sum;\n    }\n    __syncthreads();\n";
-      os << "    for (int e = threadIdx.x; e < DK * BV; e += THREADS) {\n"
-         << "      const int d = e / BV, c = e % BV;\n"
-         << "      float s = S[e];\n";
+        os << "    const float u" << slot
+           << " = columnSum(s, b, partial, total, group, c);\n";
+      os << "#pragma unroll\n"
+         << "    for (int i = 0; i < ROWS; ++i) {\n"
+         << "      const int d = group + GROUPS * i < DK ? group + GROUPS * "
+            "i : 0;\n";
       if (sub.gate >= 0)
-        os << "      s *= __expf(g[" << (channel ? "d" : "0") << "]);\n";
+        os << "      s[i] *= __expf(g[" << (channel ? "d" : "0") << "]);\n";
       if (sub.eraseAlong >= 0)
-        os << "      s -= scalars[0] * x[d] * u[c];\n";
+        os << "      s[i] -= scalars[0] * x[d] * u" << slot << ";\n";
       if (sub.key >= 0)
-        os << "      s += scalars[1] * k[d] * v[c];\n";
-      os << "      S[e] = s;\n    }\n    __syncthreads();\n";
+        os << "      s[i] += scalars[1] * k[d] * v[c];\n";
+      os << "    }\n";
       if (sub.query >= 0)
-        os << "    for (int c = threadIdx.x; c < BV; c += THREADS) {\n"
-           << "      float sum = 0.f;\n"
-           << "      for (int d = 0; d < DK; ++d)\n"
-           << "        sum += q[d] * S[d * BV + c];\n"
-           << "      store(p.a.o, row * p.a.o.stride[0] + t * "
+        os << "    {\n      const float o = columnSum(s, q, partial, total, "
+              "group, c);\n"
+           << "      if (threadIdx.x < BV)\n"
+           << "        store(p.a.o, row * p.a.o.stride[0] + t * "
               "p.a.o.stride[1] + hv * p.a.o.stride[2] + (v0 + c) * "
-              "p.a.o.stride[3], sum);\n"
-           << "    }\n    __syncthreads();\n";
+              "p.a.o.stride[3], o);\n    }\n";
+      // The next sub-step's row loads overwrite the vectors read above.
+      os << "    __syncthreads();\n";
     }
-    os << "  }\n" << kernelEpilogue() << "}\n";
+    os << "  }\n"
+       << "  if (p.a.final_state) {\n"
+       << "#pragma unroll\n"
+       << "    for (int i = 0; i < ROWS; ++i) {\n"
+       << "      const int d = group + GROUPS * i;\n"
+       << "      if (d < DK)\n"
+       << "        p.a.final_state[base + d * DV] = s[i];\n    }\n  }\n"
+       << "}\n";
   }
 
   //===--------------------------------------------------------------------===//

@@ -72,6 +72,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         b.getNamedAttr("dv", b.getI64IntegerAttr(dv)),
         b.getNamedAttr("value_tile", b.getI64IntegerAttr(valueTile)),
         b.getNamedAttr("threads", b.getI64IntegerAttr(threads)),
+        b.getNamedAttr("prefetch", b.getI64IntegerAttr(prefetch)),
         b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
         b.getNamedAttr("grid", b.getStringAttr("value tiles x value heads x "
                                                "sequences")),
@@ -94,6 +95,12 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (threads % 32 || threads < 64 || threads > 1024)
       return fail("threads (" + Twine(threads) +
                   ") must be a multiple of 32 from 64 to 1024");
+    if (threads % valueTile)
+      return fail("threads (" + Twine(threads) +
+                  ") must be a multiple of the value tile (" +
+                  Twine(valueTile) + ")");
+    if (prefetch != 0 && prefetch != 1)
+      return fail("prefetch (" + Twine(prefetch) + ") must be 0 or 1");
     module.walk([&](Operation *op) {
       if (auto chunked = dyn_cast<ChunkedOp>(op)) {
         if (chunked.getSubstepsPerToken() > 8) {
@@ -116,7 +123,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         chunked->setAttr("rec.schedule", schedule(bytes));
       } else if (auto decode = dyn_cast<DecodeOp>(op)) {
         // The state slice, one row per role and u: see the decode kernel.
-        int64_t floats = dk * valueTile + 5 * dk + 2 * valueTile + 4;
+        // The reductions' partial sums (threads + value-tile floats) reuse
+        // the state slice's room.
+        int64_t floats = std::max<int64_t>(dk * valueTile, threads + valueTile) +
+                         5 * dk + 2 * valueTile + 4;
         decode->setAttr("rec.schedule", schedule(floats * 4));
       }
     });

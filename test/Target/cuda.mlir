@@ -8,6 +8,8 @@
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=DELTANET --input-file=%t/deltanet.cu
 // RUN: not rkc compile %rkc_src/examples/specs/eda.mlir -o %t --no-fatbin --dk 96 --dv 100 2>&1 | FileCheck %s --check-prefix=BADDIM
+// RUN: rkc compile %rkc_src/examples/specs/eda.mlir -o %t --no-fatbin --dk 64 --dv 64 --prefetch 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=PREFETCH --input-file=%t/eda.cu
 
 // LOG: schedule  dk=64 dv=64 chunk=16 tokens value-tile=32 threads=256
 // LOG: wrote     eda.h, eda.cu, eda.json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh
@@ -23,9 +25,7 @@
 // EDA: template <bool TensorCores>
 // EDA-NEXT: __device__ __forceinline__ void prefill(const Params &p) {
 // EDA: for (int64_t t0 = bos; t0 < eos; t0 += C) {
-// The next chunk's rows of every per-token input are prefetched.
-// EDA: prefetchRows(p.a.q, row, next, tokens, 1, hv, p.value_heads, DK);
-// EDA: prefetchRows(p.a.gamma, row, next, tokens, 1, hv, p.value_heads, 1);
+// EDA-NOT: prefetchRows(p.a
 // EDA: // %{{[0-9]+}} = rec.chunk.rows value {{.*}} : !rec.tile<chunk[1], value>
 // EDA: case 0: prefill_s1_value(p, row, t, hv, v0, dst); break;
 // EDA: rkc::tile::utInverse(
@@ -34,11 +34,19 @@
 // EDA-NEXT: prefill<false>(p);
 // EDA: rkc_eda_prefill_kernel_tc(const Params p) {
 // EDA-NEXT: prefill<true>(p);
+// The decode kernel keeps its state slice in registers; the erase
+// sub-step reads bᵀS and writes nothing, the delta sub-step reads and
+// writes, and the read qᵀS comes after it.
 // EDA: rkc_eda_decode_kernel(const Params p) {
+// EDA: float s[ROWS];
 // EDA: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
-// EDA-NOT: s += scalars[1] * k[d] * v[c];
+// EDA: const float u0 = columnSum(s, b, partial, total, group, c);
+// EDA-NOT: s[i] += scalars[1] * k[d] * v[c];
 // EDA: // Sub-step 1:
-// EDA: s += scalars[1] * k[d] * v[c];
+// EDA: const float u1 = columnSum(s, b, partial, total, group, c);
+// EDA: s[i] += scalars[1] * k[d] * v[c];
+// EDA: const float o = columnSum(s, q, partial, total, group, c);
+// EDA: p.a.final_state[base + d * DV] = s[i];
 
 // HEADER: typedef struct rkc_eda_args {
 // HEADER-NEXT: rkc_tensor q; /* [B, T, H, dk] */
@@ -65,3 +73,11 @@
 // DELTANET-NOT: expf
 
 // BADDIM: error: @eda: rec-schedule: dk = 96 and dv = 100 must be multiples of 32 from 32 to 256
+
+// With --prefetch 1 the next chunk's rows of every per-token input are
+// fetched into L2 at the start of a chunk.
+// PREFETCH: for (int64_t t0 = bos; t0 < eos; t0 += C) {
+// PREFETCH-NEXT: if (t0 + C < eos) {
+// PREFETCH: prefetchRows(p.a.q, row, next, tokens, 1, hv, p.value_heads, DK);
+// PREFETCH: prefetchRows(p.a.gamma, row, next, tokens, 1, hv, p.value_heads, 1);
+// PREFETCH: rec.chunk.rows

@@ -4,11 +4,13 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="dk=100" 2>&1 | FileCheck %s --check-prefix=DK
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="value-tile=48" 2>&1 | FileCheck %s --check-prefix=TILE
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="threads=48" 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="prefetch=2" 2>&1 | FileCheck %s --check-prefix=PREFETCH
+// RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
 
 // The block's work and its shared memory: the state slice (64 x 32 floats)
 // first, then every tile at an offset planned from live ranges, reused once
 // dead (the strengths reuse the gate rows' space).
-// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", threads = 256 : i64, value_tile = 32 : i64}}
+// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", prefetch = 0 : i64, shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", threads = 256 : i64, value_tile = 32 : i64}}
 // CHECK: rec.chunk.rows gate {rec.smem_offset = 2048 : i64} : !rec.tile<chunk[0], key>
 // CHECK: rec.chunk.rows write_strength {rec.smem_offset = 2048 : i64}
 
@@ -18,3 +20,5 @@
 // DK: error: rec-schedule: dk = 100 and dv = 128 must be multiples of 32 from 32 to 256
 // TILE: error: rec-schedule: the value tile (48) must divide dv = 128
 // THREADS: error: rec-schedule: threads (48) must be a multiple of 32 from 64 to 1024
+// PREFETCH: error: rec-schedule: prefetch (2) must be 0 or 1
+// THREADSTILE: error: rec-schedule: threads (64) must be a multiple of the value tile (128)

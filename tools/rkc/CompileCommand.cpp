@@ -89,6 +89,10 @@ cl::opt<int64_t> valueTile("value-tile", cl::sub(compileCommand),
 cl::opt<int64_t> threads("threads", cl::sub(compileCommand), cl::init(256),
                          cl::desc("Threads per block"),
                          cl::cat(compileCategory));
+cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
+                          cl::desc("1: fetch the next chunk's input rows "
+                                   "into L2 while a chunk runs"),
+                          cl::cat(compileCategory));
 cl::list<std::string> params("param", cl::sub(compileCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -188,6 +192,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.dv = request.dv;
   schedule.valueTile = request.valueTile;
   schedule.threads = request.threads;
+  schedule.prefetch = request.prefetch;
   std::vector<int64_t> candidates = {64, 32, 16, 8};
   if (request.chunkSize)
     candidates = {request.chunkSize};
@@ -643,6 +648,7 @@ int runCompile() {
   request.chunkSize = chunkSize.getNumOccurrences() ? chunkSize.getValue() : 0;
   request.valueTile = valueTile;
   request.threads = threads;
+  request.prefetch = prefetch;
   request.params.assign(params.begin(), params.end());
   request.noFatbin = noFatbin;
   if (request.chunkSize < 0 || (chunkSize.getNumOccurrences() && !request.chunkSize)) {

@@ -22,6 +22,7 @@ struct CompileRequest {
   int64_t dk = 128, dv = 128;
   int64_t chunkSize = 0; // 0: the largest of 64, 32, 16, 8 that fits
   int64_t valueTile = 32, threads = 256;
+  int64_t prefetch = 0; // 1: prefetch the next chunk's input rows into L2
   std::vector<std::string> params; // name=value
   bool noFatbin = false;
 };

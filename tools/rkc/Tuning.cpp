@@ -38,6 +38,8 @@ const std::vector<Knob> &scheduleKnobs() {
        }},
       {"threads", "threads", "threads", "t", {128, 256, 512},
        &CompileRequest::threads},
+      {"prefetch", "prefetch", "prefetch", "p", {0, 1},
+       &CompileRequest::prefetch},
   };
   return knobs;
 }
@@ -66,7 +68,10 @@ std::string Schedule::describe() const {
   for (auto [i, knob] : llvm::enumerate(scheduleKnobs())) {
     text += i ? ", " : "";
     text += knob.label;
-    text += values[i] ? " " + std::to_string(values[i]) : " auto";
+    // 0 reads "auto" only for a knob that does not search 0 (chunk 0: the
+    // largest that fits); prefetch 0 is "prefetch 0", off.
+    bool automatic = !values[i] && !llvm::is_contained(knob.values, 0);
+    text += automatic ? " auto" : " " + std::to_string(values[i]);
   }
   return text;
 }
@@ -422,6 +427,14 @@ bool parseRow(StringRef text, Row &row, std::string &error) {
     }
     row.schedule[key.str()] = *value.getAsInteger();
   }
+  // A knob added since the row was written takes its default (`rkc
+  // compile`'s: prefetch 0), so that older databases keep working; where the
+  // row's code hash no longer matches, rkc tune measures it again and rkc
+  // compile --tuning says so. Keys of knobs this rkc does not have stay, and
+  // Schedule::fromMap rejects them.
+  static const CompileRequest defaults;
+  for (const Knob &knob : scheduleKnobs())
+    row.schedule.try_emplace(knob.key, defaults.*knob.field);
 
   if (const json::Value *value = object->get("default")) {
     if (!value->getAsBoolean()) {

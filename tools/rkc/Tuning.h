@@ -42,7 +42,7 @@ struct Knob {
   const char *key;    // in the database: "chunk_size"
   const char *option; // the `rkc compile` option: "chunk-size"
   const char *label;  // in messages: "chunk"
-  const char *tag;    // in variant symbols: "c" (eda__c16_v32_t256)
+  const char *tag;    // in variant symbols: "c" (eda__c16_v32_t256_p0)
   std::vector<int64_t> values; // searched, in this order
   int64_t CompileRequest::*field;
   /// Whether `value` can be compiled for `request` (dk, dv); null: always.
@@ -60,9 +60,9 @@ struct Schedule {
   static Schedule of(const CompileRequest &request);
   void applyTo(CompileRequest &request) const;
   int64_t get(llvm::StringRef key) const;
-  /// "chunk 16, value-tile 32, threads 256".
+  /// "chunk 16, value-tile 32, threads 256, prefetch 0".
   std::string describe() const;
-  /// "c16_v32_t256", the suffix of a variant's symbol.
+  /// "c16_v32_t256_p0", the suffix of a variant's symbol.
   std::string tag() const;
   llvm::json::Object toJSON() const;
   std::map<std::string, int64_t> toMap() const;

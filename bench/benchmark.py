@@ -449,11 +449,18 @@ def one_line(e):
     return message[:200]
 
 
+STARTED = 0.0   # when main() began, for --time-limit
+
+
 def run_row(section, spec, shape, make_case, args, compile_errors):
     row = {"section": section, "spec": spec, "shape": shape, "status": "ok",
            "label": "", "note": "", "err_o": None, "err_s": None,
            "rkc": None, "fla": None, "bytes": None, "mem_rkc": None,
            "mem_fla": None}
+    if args.time_limit and time.time() - STARTED > args.time_limit:
+        row["status"] = "not run: past --time-limit"
+        log(row)
+        return row
     if spec in compile_errors:   # said once already, while compiling
         row["status"] = "error: compile: " + compile_errors[spec]
         log(row)
@@ -1031,6 +1038,9 @@ def main():
     parser.add_argument("--rep-ms", type=float, default=200.0,
                         help="time spent in timed repetitions, per side (10 to 200 of them)")
     parser.add_argument("--warmup-ms", type=float, default=30.0)
+    parser.add_argument("--time-limit", type=float, default=0,
+                        help="seconds: rows not started by then are reported "
+                             "as not run (the report is still written)")
     args = parser.parse_args()
 
     specs = [s for s in args.specs.split(",") if s]
@@ -1058,7 +1068,8 @@ def main():
     dims = sorted({s[3] for s in prefill_shapes} | {s[2] for s in decode_shapes} |
                   ({SWEEP_D} if any(s in specs for s in SWEEP_SPECS) else set()))
 
-    started = time.time()
+    global STARTED
+    started = STARTED = time.time()
     print("compiling %s (d = %s) ..." % (", ".join(specs), dims), file=sys.stderr, flush=True)
     compile_errors = precompile(specs, dims, python_dir)
     print("compiled in %.0f s%s" % (time.time() - started, "".join(
@@ -1083,6 +1094,11 @@ def main():
                               args, compile_errors)
                 prefill.append(row)
                 done[(spec, shape)] = row
+        for spec in specs:
+            for shape in decode_shapes:
+                decode.append(run_row("decode", spec, shape,
+                                      lambda: decode_case(spec, *shape, next_seed()),
+                                      args, compile_errors))
         for spec in [s for s in SWEEP_SPECS if s in specs]:
             for T in sweep_ts:
                 shape = (SWEEP_B, T, SWEEP_H, SWEEP_D)
@@ -1092,11 +1108,6 @@ def main():
                                   lambda: prefill_case(spec, *shape, next_seed()),
                                   args, compile_errors)
                 sweep.append(row)
-        for spec in specs:
-            for shape in decode_shapes:
-                decode.append(run_row("decode", spec, shape,
-                                      lambda: decode_case(spec, *shape, next_seed()),
-                                      args, compile_errors))
         FLUSH = None
 
     out = os.path.abspath(args.out)

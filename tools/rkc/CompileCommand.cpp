@@ -248,6 +248,14 @@ bool buildFatbin(const std::string &nvcc, const std::string &arch,
       "-gencode=arch=" + computeArch + ",code=" + arch,
       "-gencode=arch=" + computeArch + ",code=" + computeArch,
       "-I", dir, "-o", fatbin, base + ".cu"};
+  // Extra nvcc flags for experiments, e.g. -DRKC_PROFILE_OPS (the prefill
+  // kernel then prints a per-op cycle breakdown).
+  if (const char *extra = getenv("RKC_NVCC_FLAGS")) {
+    SmallVector<StringRef> flags;
+    StringRef(extra).split(flags, ' ', -1, /*KeepEmpty=*/false);
+    for (StringRef flag : flags)
+      argv.insert(argv.end() - 1, flag.str());
+  }
   SmallVector<StringRef> argRefs(argv.begin(), argv.end());
   std::optional<StringRef> redirects[] = {std::nullopt, logFile, logFile};
   std::string message;

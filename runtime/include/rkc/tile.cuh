@@ -63,14 +63,14 @@ __device__ inline uint32_t tf32(float x) {
 }
 
 /// How a block's warps share a product of 16-row blocks: each warp takes
-/// (16 rows, `width` columns) of the output over a `steps`-long slice of the
-/// inner axis. Columns come four 8-column blocks at a time (sharing the row
-/// operand) unless that leaves warps idle; then the inner axis is split too,
-/// the slices adding into the output (zeroed first).
+/// (16 rows, `width` columns) of the output, four 8-column blocks at a time
+/// (sharing the row operand) unless that leaves warps idle. (Splitting the
+/// inner axis over idle warps as well, adding the slices with shared-memory
+/// atomics, measured 34% slower on KDA: see NOTES.md.)
 struct ProductPlan {
-  int width, groups, tasks, splits, steps;
+  int width, groups, tasks;
 
-  __device__ ProductPlan(int rowBlocks, int cols, int inner) {
+  __device__ ProductPlan(int rowBlocks, int cols) {
     const int warps = blockDim.x / 32;
     width = 8;
     for (int w = 32; w > 8; w /= 2)
@@ -80,23 +80,6 @@ struct ProductPlan {
       }
     groups = (cols + width - 1) / width;
     tasks = rowBlocks * groups;
-    const int kBlocks = inner / 8;
-    splits = max(1, min(warps / tasks, kBlocks / 2));
-    steps = (kBlocks + splits - 1) / splits * 8;
-  }
-  /// Zeroes `out` (rows x cols) when slices add into it; ends with a barrier.
-  __device__ void prepare(float *out, int rows, int cols) const {
-    if (splits == 1)
-      return;
-    for (int e = threadIdx.x; e < rows * cols; e += blockDim.x)
-      out[e] = 0.f;
-    __syncthreads();
-  }
-  __device__ void put(float *at, float x) const {
-    if (splits == 1)
-      *at = x;
-    else
-      atomicAdd(at, x);
   }
 };
 
@@ -171,23 +154,18 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
                                        float *out) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const int R = rRows.count;
-  const ProductPlan plan(lRows.count / 16, R, inner);
-  plan.prepare(out, lRows.count, R);
+  const ProductPlan plan(lRows.count / 16, R);
   const bool channel = dl && decayCols > 1;
-  for (int work = threadIdx.x / 32; work < plan.tasks * plan.splits;
-       work += blockDim.x / 32) {
-    const int task = work % plan.tasks, split = work / plan.tasks;
+  for (int task = threadIdx.x / 32; task < plan.tasks;
+       task += blockDim.x / 32) {
     const int i0 = (task / plan.groups) * 16,
               j0 = (task % plan.groups) * plan.width;
     const int jEnd = min(j0 + plan.width, R);
-    const int dBegin = split * plan.steps,
-              dEnd = min(dBegin + plan.steps, inner);
     const int firstRow = lRows.real(i0), lastRow = lRows.real(i0 + 15);
     // Columns past the last unmasked one are zero: a block of them is a
     // store.
     if (!(strict ? rRows.real(j0) < lastRow : rRows.real(j0) <= lastRow)) {
-      if (plan.splits == 1)
-        for (int e = lane; e < 16 * (jEnd - j0); e += 32)
+      for (int e = lane; e < 16 * (jEnd - j0); e += 32)
           out[(i0 + e / (jEnd - j0)) * R + j0 + e % (jEnd - j0)] = 0.f;
       continue;
     }
@@ -203,14 +181,14 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
       float worst = -3.4e38f;
       for (int i = i0; i < i0 + 16; ++i) {
         const float *a = dl + lRows.real(i) * decayCols;
-        for (int d = dBegin + lane; d < dEnd; d += 32)
+        for (int d = lane; d < inner; d += 32)
           worst = fmaxf(worst, a[d] - X[d]);
       }
       for (int j = j0; j < jEnd; ++j) {
         if (!live(j))
           break;
         const float *b = dr + rRows.real(j) * decayCols;
-        for (int d = dBegin + lane; d < dEnd; d += 32)
+        for (int d = lane; d < inner; d += 32)
           worst = fmaxf(worst, X[d] - b[d]);
       }
       for (int offset = 16; offset > 0; offset >>= 1)
@@ -218,7 +196,7 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
       exact = worst > kMaxFactoredExponent;
     }
     if (exact) {
-      // Pair by pair over this slice of channels.
+      // Pair by pair.
       for (int e = lane; e < 16 * (jEnd - j0); e += 32) {
         const int i = i0 + e / (jEnd - j0), j = j0 + e % (jEnd - j0);
         const int ri = lRows.real(i), rj = rRows.real(j);
@@ -226,14 +204,14 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
         const float *a = dl + ri * decayCols, *b = dr + rj * decayCols;
         float sum = 0.f;
         if (strict ? rj < ri : rj <= ri)
-          for (int d = dBegin; d < dEnd; ++d)
+          for (int d = 0; d < inner; ++d)
             sum += li[d] * rjp[d] * __expf(a[d] - b[d]);
-        plan.put(&out[i * R + j], sum);
+        out[i * R + j] = sum;
       }
       continue;
     }
     float acc[4][4] = {};
-    for (int p = dBegin; p < dEnd; p += 8) {
+    for (int p = 0; p < inner; p += 8) {
       uint32_t a[4];
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -276,7 +254,7 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
           if (dl && !channel)
             x *= __expf(dl[ri] - dr[rj]);
         }
-        plan.put(&out[i * R + j], x);
+        out[i * R + j] = x;
       }
     }
   }
@@ -448,17 +426,14 @@ __device__ inline void matmul(const float *a, const float *b, int m, int k,
                               int n, bool transposeA, float *out) {
   if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
     const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    const ProductPlan plan(m / 16, n, k);
-    plan.prepare(out, m, n);
-    for (int work = threadIdx.x / 32; work < plan.tasks * plan.splits;
-         work += blockDim.x / 32) {
-      const int task = work % plan.tasks, split = work / plan.tasks;
+    const ProductPlan plan(m / 16, n);
+    for (int task = threadIdx.x / 32; task < plan.tasks;
+         task += blockDim.x / 32) {
       const int i0 = (task / plan.groups) * 16,
                 j0 = (task % plan.groups) * plan.width;
       const int jEnd = min(j0 + plan.width, n);
-      const int pEnd = min((split + 1) * plan.steps, k);
       float acc[4][4] = {};
-      for (int p = split * plan.steps; p < pEnd; p += 8) {
+      for (int p = 0; p < k; p += 8) {
         uint32_t af[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
@@ -481,9 +456,8 @@ __device__ inline void matmul(const float *a, const float *b, int m, int k,
           continue;
 #pragma unroll
         for (int q = 0; q < 4; ++q)
-          plan.put(&out[(i0 + g + (q / 2) * 8) * n + j0 + nb * 8 + 2 * c +
-                        q % 2],
-                   acc[nb][q]);
+          out[(i0 + g + (q / 2) * 8) * n + j0 + nb * 8 + 2 * c + q % 2] =
+              acc[nb][q];
       }
     }
     __syncthreads();

@@ -19,6 +19,8 @@ struct LoweringOptions {
   std::vector<std::string> params; // name=value
   /// Chunks as affine maps of their entering state (--rec-state-transfer).
   bool stateTransfer = false;
+  /// Mark the token-parallel and sequential parts (--rec-split-scan).
+  bool splitScan = false;
 };
 
 /// normalize, interleave, chunk.

@@ -90,6 +90,29 @@ def RecStateTransfer : Pass<"rec-state-transfer", "::mlir::ModuleOp"> {
   let dependentDialects = ["::rkc::rec::RecDialect"];
 }
 
+def RecSplitScan : Pass<"rec-split-scan", "::mlir::ModuleOp"> {
+  let summary = "Split a chunk body into its token-parallel and sequential parts";
+  let description = [{
+    Marks every op of a `rec.chunked` body with `rec.phase`:
+
+    - `"prep"`: independent of the entering state, so every chunk of every
+      sequence can run it at once (a token-parallel kernel);
+    - `"scan"`: depends on the entering state, or is the output or the
+      yield: the chunks of a sequence in order (the scan kernel);
+    - `"both"`: a `rec.chunk.rows` that both read; the scan loads it again
+      rather than keep it.
+
+    A prep result that a scan op reads crosses through a per-chunk
+    workspace and is marked `rec.to_scan`: `"all"`, or `"last_row"` when
+    only `rec.chunk.decay_state` reads it (as its decay, G's last row). A
+    state-free `rec.chunk.matmul` with a key x value result (the state's
+    shape) that only the scan reads moves into the scan, so that no dk x dv
+    tile is kept per chunk. The body is unchanged otherwise, and
+    `rec.chunked` gets `rec.split_scan`.
+  }];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
 def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
   let summary = "Map chunk-level and decode IR onto thread blocks and shared memory";
   let description = [{

@@ -34,6 +34,7 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   rec::LoweringOptions lowering;
   lowering.chunkSize = backend.chunkSize;
   lowering.stateTransfer = backend.stateTransfer;
+  lowering.splitScan = backend.splitScan;
   for (auto &[name, value] : options.params)
     lowering.params.push_back(name + "=" + std::to_string(value));
   PassManager pm(context);

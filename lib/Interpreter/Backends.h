@@ -15,6 +15,9 @@ struct BackendOptions {
   int64_t chunkSize = 64;
   /// chunked: run the transfer-operator form (--rec-state-transfer).
   bool stateTransfer = false;
+  /// chunked: run the prep phase of every chunk, then the scan
+  /// (--rec-split-scan).
+  bool splitScan = false;
 };
 
 /// Lowers a copy of `spec` as the backend needs and runs it. All backends

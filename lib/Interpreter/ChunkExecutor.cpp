@@ -39,13 +39,55 @@ public:
 
   void runSequence(int64_t seq, int64_t h, DenseState &state,
                    PrologueEvaluator &prologue, HostTensor &o) {
+    if (chunked->hasAttr("rec.split_scan"))
+      return runSequenceSplit(seq, h, state, prologue, o);
     for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
       loadRows(seq, t0, h, prologue);
-      runChunk(seq, t0, h, state, o);
+      TileMap tiles;
+      runChunk(seq, t0, h, state, o, tiles, "");
     }
   }
 
+  /// Set when a split body reads, in its scan, a value neither the scan
+  /// computes nor the prep hands over.
+  std::string error;
+
 private:
+  using TileMap = llvm::DenseMap<Value, Tile>;
+
+  /// After --rec-split-scan: the prep ops of every chunk first, keeping
+  /// what crosses (rows other than the last of a "last_row" value are NaN,
+  /// so reading them shows), then the scan ops chunk after chunk.
+  void runSequenceSplit(int64_t seq, int64_t h, DenseState &state,
+                        PrologueEvaluator &prologue, HostTensor &o) {
+    std::vector<TileMap> kept;
+    Block &body = chunked.getBody().front();
+    for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
+      loadRows(seq, t0, h, prologue);
+      TileMap tiles, crossing;
+      runChunk(seq, t0, h, state, o, tiles, "prep");
+      for (Operation &op : body) {
+        auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
+        if (!toScan)
+          continue;
+        Tile t = tiles.find(op.getResult(0))->second;
+        if (toScan.getValue() == "last_row")
+          for (int64_t i = 0; i + 1 < t.rows; ++i)
+            for (int64_t j = 0; j < t.cols; ++j)
+              t.at(i, j) = std::nan("");
+        crossing[op.getResult(0)] = std::move(t);
+      }
+      kept.push_back(std::move(crossing));
+    }
+    size_t index = 0;
+    for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
+      loadRows(seq, t0, h, prologue);
+      runChunk(seq, t0, h, state, o, kept[index++], "scan");
+      if (!error.empty())
+        return;
+    }
+  }
+
   std::vector<int64_t> chunkRows(ArrayRef<int64_t> slots) const {
     std::vector<int64_t> rows;
     for (int64_t i = 0; i < C; ++i)
@@ -246,9 +288,10 @@ private:
     return out;
   }
 
+  /// Runs the body's ops (those of `phase` and "both" when a phase is
+  /// given) on `tiles`, which may hold values computed before.
   void runChunk(int64_t seq, int64_t t0, int64_t h, DenseState &state,
-                HostTensor &o) {
-    llvm::DenseMap<Value, Tile> tiles;
+                HostTensor &o, TileMap &tiles, StringRef phase) {
     Block &body = chunked.getBody().front();
     Tile s0;
     s0.rows = shape.dk;
@@ -260,6 +303,21 @@ private:
       return G.at(L - 1, G.cols == 1 ? 0 : d);
     };
     for (Operation &op : body) {
+      if (!phase.empty()) {
+        auto opPhase = op.getAttrOfType<StringAttr>("rec.phase");
+        StringRef name = opPhase ? opPhase.getValue() : "";
+        if (name != phase && name != "both")
+          continue;
+        for (Value operand : op.getOperands())
+          if (!tiles.count(operand)) {
+            std::string text;
+            llvm::raw_string_ostream os(text);
+            op.print(os, OpPrintingFlags().skipRegions());
+            error = "the " + phase.str() + " phase of a split chunk reads a "
+                    "value it neither computes nor receives: " + text;
+            return;
+          }
+      }
       TypeSwitch<Operation *>(&op)
           .Case([&](ChunkRowsOp r) { tiles[r] = rows(r); })
           .Case([&](ChunkCumsumOp c) { tiles[c] = cumsum(c, get(c.getGate())); })
@@ -369,7 +427,7 @@ bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
   }
   SpecPlan plan = SpecPlan::build(recurrence);
   std::unique_ptr<ChunkRunner> runner;
-  return runSequences(
+  bool ok = runSequences(
       plan, inputs, options, outputs, error,
       [&](const ProblemShape &shape, int64_t seq, int64_t h,
           DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
@@ -377,6 +435,11 @@ bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
           runner = std::make_unique<ChunkRunner>(chunked, plan, shape);
         runner->runSequence(seq, h, state, prologue, o);
       });
+  if (ok && runner && !runner->error.empty()) {
+    error = runner->error;
+    return false;
+  }
+  return ok;
 }
 
 } // namespace rkc

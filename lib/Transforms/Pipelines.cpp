@@ -24,6 +24,8 @@ void buildLowerChunkedPipeline(OpPassManager &pm,
   pm.addPass(createRecChunk(chunk));
   if (options.stateTransfer)
     pm.addPass(createRecStateTransfer());
+  if (options.splitScan)
+    pm.addPass(createRecSplitScan());
 }
 
 void buildLowerDecodePipeline(OpPassManager &pm,
@@ -43,12 +45,18 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
       *this, "state-transfer",
       llvm::cl::desc("Write chunks as affine maps of their entering state"),
       llvm::cl::init(false)};
+  Option<bool> splitScan{
+      *this, "split-scan",
+      llvm::cl::desc("Mark the token-parallel (prep) and sequential (scan) "
+                     "parts of chunks"),
+      llvm::cl::init(false)};
 
   LoweringOptions lowering() const {
     LoweringOptions options;
     options.chunkSize = chunkSize;
     options.params.assign(params.begin(), params.end());
     options.stateTransfer = stateTransfer;
+    options.splitScan = splitScan;
     return options;
   }
 };

@@ -23,6 +23,12 @@
 #include "TestSupport.h"
 
 #include "Interpreter/Backends.h"
+#include "Interpreter/ChunkExecutor.h"
+#include "Rec/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <cmath>
 #include "Interpreter/RandomInputs.h"
 
 using namespace rkc;
@@ -49,11 +55,13 @@ struct LoadedSpec {
 
 TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
               int64_t chunkSize, const TensorMap &inputs,
-              const RunOptions &options = {}, bool stateTransfer = false) {
+              const RunOptions &options = {}, bool stateTransfer = false,
+              bool splitScan = false) {
   BackendOptions b;
   b.backend = backend;
   b.chunkSize = chunkSize;
   b.stateTransfer = stateTransfer;
+  b.splitScan = splitScan;
   TensorMap outputs;
   std::string error;
   EXPECT_TRUE(runBackend(spec, b, inputs, options, outputs, error))
@@ -168,6 +176,40 @@ std::vector<GridCase> gridCases() {
   return cases;
 }
 
+// The split form (--rec-split-scan): the prep ops of every chunk of a
+// sequence first, then the scan ops chunk after chunk, with only the values
+// marked rec.to_scan handed over (and only the last row of "last_row"
+// ones: the executor poisons the others). Also composed with the transfer
+// form.
+TEST_P(BackendsAgree, SplitScanForm) {
+  GridCase c = GetParam();
+  LoadedSpec spec(c.spec);
+  for (int64_t T : {1, 37, 100}) {
+    RandomShape shape;
+    shape.batch = 2, shape.length = T, shape.keyHeads = 3, shape.dk = c.dk,
+    shape.dv = c.dv, shape.seed = static_cast<uint64_t>(T) + 200;
+    TensorMap inputs = inputsFor(spec.op(), shape, T == 100 ? 4.0 : 1.0);
+    TensorMap want = run(spec.op(), "interp", 0, inputs);
+    for (int64_t C : {1, 3, 16})
+      expectClose(run(spec.op(), "chunked", C, inputs, {}, false, true), want,
+                  kBound,
+                  std::string(c.spec) + " T=" + std::to_string(T) +
+                      " split C=" + std::to_string(C));
+    expectClose(run(spec.op(), "chunked", 16, inputs, {}, true, true), want,
+                kBound,
+                std::string(c.spec) + " T=" + std::to_string(T) +
+                    " split transfer form");
+  }
+  RandomShape varlen;
+  varlen.seqLens = {3, 70, 1, 17};
+  varlen.batch = 1, varlen.keyHeads = 3, varlen.valueHeads = 6,
+  varlen.dk = c.dk, varlen.dv = c.dv, varlen.seed = 4;
+  TensorMap inputs = inputsFor(spec.op(), varlen);
+  expectClose(run(spec.op(), "chunked", 16, inputs, {}, false, true),
+              run(spec.op(), "interp", 0, inputs), kBound,
+              std::string(c.spec) + " varlen GVA split");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     ExampleSpecs, BackendsAgree, ::testing::ValuesIn(gridCases()),
     [](const ::testing::TestParamInfo<GridCase> &info) {
@@ -198,6 +240,67 @@ TEST(BackendsAgree, ChunkSizeMustBePositive) {
   EXPECT_FALSE(runBackend(spec.op(), b, inputsFor(spec.op(), shape), {},
                           outputs, error));
   EXPECT_THAT(error, ::testing::HasSubstr("positive number of tokens"));
+}
+
+
+// The split executor trusts nothing it was not handed: a scan that reads a
+// value the prep did not mark is an error, and a value marked "last_row"
+// whose other rows the scan reads comes out as NaN (so the tests above
+// would see a wrong rec.to_scan).
+TEST(SplitScan, TheExecutorChecksWhatCrosses) {
+  LoadedSpec spec("kda");
+  RandomShape shape;
+  shape.batch = 1, shape.length = 40, shape.keyHeads = 2, shape.dk = 16,
+  shape.dv = 8, shape.seed = 11;
+  TensorMap inputs = inputsFor(spec.op(), shape);
+
+  auto lowered = [&](mlir::OwningOpRef<mlir::ModuleOp> &module) {
+    module = mlir::ModuleOp::create(spec.op().getLoc());
+    module->getBody()->push_back(spec.op()->clone());
+    mlir::PassManager pm(spec.op().getContext());
+    rec::LoweringOptions options;
+    options.chunkSize = 16;
+    options.splitScan = true;
+    rec::buildLowerChunkedPipeline(pm, options);
+    EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+    rec::RecurrenceOp recurrence =
+        *module->getOps<rec::RecurrenceOp>().begin();
+    return std::pair<rec::RecurrenceOp, rec::ChunkedOp>(
+        recurrence, llvm::cast<rec::ChunkedOp>(recurrence.getTransition()));
+  };
+  // The W of the WY form (a prep product the scan multiplies by S0).
+  auto findCrossingProduct = [](rec::ChunkedOp chunked) {
+    for (mlir::Operation &op : chunked.getBody().front())
+      if (llvm::isa<rec::ChunkMatmulOp>(op) && op.hasAttr("rec.to_scan"))
+        return &op;
+    return static_cast<mlir::Operation *>(nullptr);
+  };
+
+  {
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    auto [recurrence, chunked] = lowered(module);
+    mlir::Operation *w = findCrossingProduct(chunked);
+    ASSERT_NE(w, nullptr);
+    w->removeAttr("rec.to_scan");
+    TensorMap outputs;
+    std::string error;
+    EXPECT_FALSE(runChunked(recurrence, inputs, {}, outputs, error));
+    EXPECT_THAT(error, ::testing::HasSubstr(
+                           "the scan phase of a split chunk reads a value it "
+                           "neither computes nor receives"));
+  }
+  {
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    auto [recurrence, chunked] = lowered(module);
+    mlir::Operation *w = findCrossingProduct(chunked);
+    ASSERT_NE(w, nullptr);
+    w->setAttr("rec.to_scan",
+               mlir::StringAttr::get(spec.op().getContext(), "last_row"));
+    TensorMap outputs;
+    std::string error;
+    ASSERT_TRUE(runChunked(recurrence, inputs, {}, outputs, error)) << error;
+    EXPECT_TRUE(std::isnan(outputs.at("o").values[0]));
+  }
 }
 
 } // namespace

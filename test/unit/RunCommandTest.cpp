@@ -110,6 +110,9 @@ TEST_F(RunCommand, ChunkedAndDecodeBackendsMatchTheInterpreter) {
     TensorMap want = runWith("--backend interp");
     for (const char *flags : {"--backend chunked --chunk-size 16",
                               "--backend chunked --chunk-size 64",
+                              "--backend chunked --chunk-size 16 --split-scan",
+                              "--backend chunked --chunk-size 16 "
+                              "--state-transfer",
                               "--backend decode"})
       expectClose(runWith(flags), want, 1e-10, std::string(spec) + " " + flags);
   }

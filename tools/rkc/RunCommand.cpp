@@ -96,6 +96,12 @@ cl::opt<bool> stateTransfer(
     cl::desc("With --backend chunked: run each chunk as an affine map of its "
              "entering state, S_L = M S0 + N (--rec-state-transfer)"),
     cl::cat(runCategory));
+cl::opt<bool> splitScan(
+    "split-scan", cl::sub(runCommand),
+    cl::desc("With --backend chunked: run the state-free (prep) part of every "
+             "chunk first, then the state-dependent part (scan) chunk after "
+             "chunk (--rec-split-scan)"),
+    cl::cat(runCategory));
 cl::list<std::string> params("param", cl::sub(runCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -204,6 +210,7 @@ int runRun() {
   backendOptions.backend = backend;
   backendOptions.chunkSize = chunkSize;
   backendOptions.stateTransfer = stateTransfer;
+  backendOptions.splitScan = splitScan;
   bool ran = backend == "cuda"
                  ? runCudaBackend(spec.recurrence, inputs, options, outputs,
                                   error, outs())

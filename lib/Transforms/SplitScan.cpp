@@ -1,0 +1,125 @@
+//===- SplitScan.cpp - The token-parallel and sequential parts of a chunk -===//
+//
+// Marks every op of a `rec.chunked` body with the phase that runs it:
+//
+//   prep  depends on the chunk's inputs only: every chunk at once;
+//   scan  depends on the entering state (or is the output or the yield): the
+//         chunks in order, one after another;
+//   both  a `rec.chunk.rows` both phases read (a load is cheaper to redo
+//         than to keep).
+//
+// A prep value that a scan op reads crosses from one phase to the other
+// through a per-chunk workspace: it gets `rec.to_scan = "all"`, or "last_row"
+// when every scan use is the decay of `rec.chunk.decay_state` (which reads
+// G's last row only). A state-free product whose result has the state's
+// shape (key x value) and that only the scan reads is moved into the scan:
+// keeping its chunk-sized operands costs less than keeping a dk x dv tile
+// per chunk.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Rec/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace rkc::rec {
+#define GEN_PASS_DEF_RECSPLITSCAN
+#include "Rec/Passes.h.inc"
+} // namespace rkc::rec
+
+using namespace mlir;
+using namespace rkc::rec;
+
+namespace {
+
+enum class Phase { prep, scan, both };
+
+StringRef phaseName(Phase phase) {
+  switch (phase) {
+  case Phase::prep:
+    return "prep";
+  case Phase::scan:
+    return "scan";
+  case Phase::both:
+    return "both";
+  }
+  return "";
+}
+
+bool isStateShaped(Type type) {
+  auto tile = dyn_cast<TileType>(type);
+  return tile && tile.getRows() == Axis::key && tile.getCols() == Axis::value;
+}
+
+void split(ChunkedOp chunked) {
+  Block &body = chunked.getBody().front();
+  llvm::DenseMap<Operation *, Phase> phase;
+
+  // 1. What depends on the entering state, and the output and the yield.
+  llvm::DenseSet<Value> stateful{body.getArgument(0)};
+  for (Operation &op : body) {
+    bool dependent = isa<ChunkOutputOp, ChunkYieldOp>(op) ||
+                     llvm::any_of(op.getOperands(), [&](Value v) {
+                       return stateful.contains(v);
+                     });
+    phase[&op] = dependent ? Phase::scan : Phase::prep;
+    if (dependent)
+      for (Value r : op.getResults())
+        stateful.insert(r);
+  }
+
+  auto onlyScanUses = [&](Operation *op) {
+    return !op->use_empty() &&
+           llvm::all_of(op->getUsers(), [&](Operation *user) {
+             return phase[user] == Phase::scan;
+           });
+  };
+
+  // 2. State-shaped products that only the scan reads move into it (last
+  //    to first, so that a chain of them moves together).
+  for (Operation &op : llvm::reverse(body))
+    if (phase[&op] == Phase::prep && isa<ChunkMatmulOp>(op) &&
+        isStateShaped(op.getResult(0).getType()) && onlyScanUses(&op))
+      phase[&op] = Phase::scan;
+
+  // 3. Row loads the scan reads are redone there.
+  for (Operation &op : body)
+    if (isa<ChunkRowsOp>(op) && phase[&op] == Phase::prep &&
+        llvm::any_of(op.getUsers(), [&](Operation *user) {
+          return phase[user] == Phase::scan;
+        }))
+      phase[&op] = onlyScanUses(&op) ? Phase::scan : Phase::both;
+
+  // 4. The phases, and what crosses.
+  Builder b(chunked.getContext());
+  for (Operation &op : body) {
+    op.setAttr("rec.phase", b.getStringAttr(phaseName(phase[&op])));
+    op.removeAttr("rec.to_scan");
+    if (phase[&op] != Phase::prep || op.getNumResults() == 0)
+      continue;
+    Value result = op.getResult(0);
+    bool crosses = false, lastRowOnly = true;
+    for (OpOperand &use : result.getUses()) {
+      if (phase[use.getOwner()] != Phase::scan)
+        continue;
+      crosses = true;
+      auto decay = dyn_cast<ChunkDecayStateOp>(use.getOwner());
+      lastRowOnly &= decay && use.get() == decay.getDecay() &&
+                     decay.getState() != result;
+    }
+    if (crosses)
+      op.setAttr("rec.to_scan",
+                 b.getStringAttr(lastRowOnly ? "last_row" : "all"));
+  }
+  chunked->setAttr("rec.split_scan", b.getUnitAttr());
+}
+
+struct RecSplitScanPass
+    : rkc::rec::impl::RecSplitScanBase<RecSplitScanPass> {
+  void runOnOperation() override {
+    getOperation().walk([](ChunkedOp chunked) { split(chunked); });
+  }
+};
+
+} // namespace

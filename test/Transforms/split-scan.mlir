@@ -1,0 +1,32 @@
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" | FileCheck %s
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan | FileCheck %s --check-prefix=EDA
+
+// KDA: everything up to the WY vectors is prep (every chunk at once); the
+// products with the entering state %arg0 and what follows them are scan.
+// CHECK: rec.chunked chunk_size(16) substeps_per_token(1) attributes {rec.split_scan}
+// G is kept for the scan's decay_state, which reads its last row only.
+// CHECK: %[[G:[0-9]+]] = rec.chunk.cumsum %{{[0-9]+}} {rec.phase = "prep", rec.to_scan = "last_row"}
+// CHECK: rec.chunk.cumsum %{{[0-9]+}} {exclusive, rec.phase = "prep"}
+// The value rows are read by both phases: loaded again rather than kept.
+// CHECK: %[[V:[0-9]+]] = rec.chunk.rows value {rec.phase = "both"}
+// CHECK: rec.chunk.gram {{.*}} mask(strict) {rec.phase = "prep"}
+// CHECK: rec.chunk.ut_inverse {{.*}} {rec.phase = "prep"}
+// CHECK: %[[W:[0-9]+]] = rec.chunk.matmul {{.*}} {rec.phase = "prep", rec.to_scan = "all"}
+// CHECK: rec.chunk.matmul %[[W]], %arg0 {rec.phase = "scan"}
+// CHECK: rec.chunk.gram {{.*}} mask(lower) {rec.phase = "prep"}
+// CHECK: rec.chunk.output %{{[0-9]+}} {rec.phase = "scan"}
+// CHECK: rec.chunk.decay_state %arg0, %[[G]] {rec.phase = "scan"}
+// Kᵀ V is state-free but state-shaped: it moves into the scan, which keeps
+// the chunk-sized K̃ instead of a dk x dv tile per chunk.
+// CHECK: rec.chunk.decay_to_end {{.*}} {rec.phase = "prep", rec.to_scan = "all"}
+// CHECK: rec.chunk.matmul %{{[0-9]+}}, %[[V]] {rec.phase = "scan", transpose_lhs}
+// CHECK: rec.chunk.yield {{.*}} {rec.phase = "scan"}
+
+// The EDA erase sub-step's rows enter the UT system in the prep; its value
+// rows (slot 1 only) are still read by both phases.
+// EDA: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.split_scan}
+// EDA: rec.chunk.rows value {rec.phase = "both"} : !rec.tile<chunk[1], value>
+// EDA: rec.chunk.ut_inverse {{.*}} {rec.phase = "prep"}
+// EDA: rec.chunk.matmul {{.*}}, %arg0 {rec.phase = "scan"}
+// EDA-NOT: rec.phase = "prep"{{.*}}%arg0
+// EDA: rec.chunk.yield {{.*}} {rec.phase = "scan"}

@@ -141,31 +141,49 @@ TEST_P(BackendsAgree, VarlenAndGroupedValueHeads) {
                       std::string(c.spec) + " varlen GVA");
 }
 
-// The transfer-operator form (--rec-state-transfer): each chunk as
-// S_L = M S₀ + N, O = P S₀ + R, the same numbers.
-TEST_P(BackendsAgree, StateTransferForm) {
-  GridCase c = GetParam();
+/// A lowered form of the chunked backend (the transfer form, the split
+/// form or both) against the interpreter: lengths 1, 37 and 100 (the last
+/// with gates down to -20) at chunks of 1, 3 and 16 tokens, and varlen GVA.
+void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
+                      uint64_t seed, const std::string &form) {
   LoadedSpec spec(c.spec);
   for (int64_t T : {1, 37, 100}) {
     RandomShape shape;
     shape.batch = 2, shape.length = T, shape.keyHeads = 3, shape.dk = c.dk,
-    shape.dv = c.dv, shape.seed = static_cast<uint64_t>(T) + 100;
+    shape.dv = c.dv, shape.seed = static_cast<uint64_t>(T) + seed;
     TensorMap inputs = inputsFor(spec.op(), shape, T == 100 ? 4.0 : 1.0);
     TensorMap want = run(spec.op(), "interp", 0, inputs);
     for (int64_t C : {1, 3, 16})
-      expectClose(run(spec.op(), "chunked", C, inputs, {}, true), want,
-                  kBound,
-                  std::string(c.spec) + " T=" + std::to_string(T) +
-                      " transfer form C=" + std::to_string(C));
+      expectClose(run(spec.op(), "chunked", C, inputs, {}, stateTransfer,
+                      splitScan),
+                  want, kBound,
+                  std::string(c.spec) + " T=" + std::to_string(T) + " " +
+                      form + " C=" + std::to_string(C));
   }
   RandomShape varlen;
   varlen.seqLens = {3, 70, 1, 17};
   varlen.batch = 1, varlen.keyHeads = 3, varlen.valueHeads = 6,
-  varlen.dk = c.dk, varlen.dv = c.dv, varlen.seed = 3;
+  varlen.dk = c.dk, varlen.dv = c.dv, varlen.seed = seed + 3;
   TensorMap inputs = inputsFor(spec.op(), varlen);
-  expectClose(run(spec.op(), "chunked", 16, inputs, {}, true),
-              run(spec.op(), "interp", 0, inputs), kBound,
-              std::string(c.spec) + " varlen GVA transfer form");
+  expectClose(
+      run(spec.op(), "chunked", 16, inputs, {}, stateTransfer, splitScan),
+      run(spec.op(), "interp", 0, inputs), kBound,
+      std::string(c.spec) + " varlen GVA " + form);
+}
+
+// The transfer-operator form (--rec-state-transfer): each chunk as
+// S_L = M S₀ + N, O = P S₀ + R, the same numbers.
+TEST_P(BackendsAgree, StateTransferForm) {
+  expectFormAgrees(GetParam(), true, false, 100, "transfer form");
+}
+
+// The split form (--rec-split-scan): the prep ops of every chunk of a
+// sequence first, then the scan ops chunk after chunk, with only the values
+// marked rec.to_scan handed over (and only the last row of "last_row"
+// ones: the executor poisons the others); alone and with the transfer form.
+TEST_P(BackendsAgree, SplitScanForm) {
+  expectFormAgrees(GetParam(), false, true, 200, "split");
+  expectFormAgrees(GetParam(), true, true, 300, "split transfer form");
 }
 
 std::vector<GridCase> gridCases() {
@@ -174,40 +192,6 @@ std::vector<GridCase> gridCases() {
     for (auto [dk, dv] : {std::pair{8, 5}, std::pair{5, 8}})
       cases.push_back({spec, dk, dv});
   return cases;
-}
-
-// The split form (--rec-split-scan): the prep ops of every chunk of a
-// sequence first, then the scan ops chunk after chunk, with only the values
-// marked rec.to_scan handed over (and only the last row of "last_row"
-// ones: the executor poisons the others). Also composed with the transfer
-// form.
-TEST_P(BackendsAgree, SplitScanForm) {
-  GridCase c = GetParam();
-  LoadedSpec spec(c.spec);
-  for (int64_t T : {1, 37, 100}) {
-    RandomShape shape;
-    shape.batch = 2, shape.length = T, shape.keyHeads = 3, shape.dk = c.dk,
-    shape.dv = c.dv, shape.seed = static_cast<uint64_t>(T) + 200;
-    TensorMap inputs = inputsFor(spec.op(), shape, T == 100 ? 4.0 : 1.0);
-    TensorMap want = run(spec.op(), "interp", 0, inputs);
-    for (int64_t C : {1, 3, 16})
-      expectClose(run(spec.op(), "chunked", C, inputs, {}, false, true), want,
-                  kBound,
-                  std::string(c.spec) + " T=" + std::to_string(T) +
-                      " split C=" + std::to_string(C));
-    expectClose(run(spec.op(), "chunked", 16, inputs, {}, true, true), want,
-                kBound,
-                std::string(c.spec) + " T=" + std::to_string(T) +
-                    " split transfer form");
-  }
-  RandomShape varlen;
-  varlen.seqLens = {3, 70, 1, 17};
-  varlen.batch = 1, varlen.keyHeads = 3, varlen.valueHeads = 6,
-  varlen.dk = c.dk, varlen.dv = c.dv, varlen.seed = 4;
-  TensorMap inputs = inputsFor(spec.op(), varlen);
-  expectClose(run(spec.op(), "chunked", 16, inputs, {}, false, true),
-              run(spec.op(), "interp", 0, inputs), kBound,
-              std::string(c.spec) + " varlen GVA split");
 }
 
 INSTANTIATE_TEST_SUITE_P(

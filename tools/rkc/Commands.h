@@ -18,6 +18,11 @@ namespace rkc::cli {
 bool loadSpecArgument(mlir::MLIRContext &context, const std::string &path,
                       const std::string &name, SpecFile &spec);
 
+/// Parses `--param name=integer` arguments into `options`; false with
+/// `error` set on a malformed one.
+bool parseParamArgs(const std::vector<std::string> &args, RunOptions &options,
+                    std::string &error);
+
 extern llvm::cl::SubCommand runCommand;
 extern llvm::cl::OptionCategory runCategory;
 int runRun();

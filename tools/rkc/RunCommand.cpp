@@ -123,6 +123,21 @@ double frobenius(const HostTensor &t) {
 }
 } // namespace
 
+bool parseParamArgs(const std::vector<std::string> &args, RunOptions &options,
+                    std::string &error) {
+  for (const std::string &p : args) {
+    size_t eq = p.find('=');
+    long long value = 0;
+    if (eq == std::string::npos ||
+        StringRef(p).substr(eq + 1).getAsInteger(10, value)) {
+      error = "--param expects name=integer, got '" + p + "'";
+      return false;
+    }
+    options.params.emplace_back(p.substr(0, eq), value);
+  }
+  return true;
+}
+
 bool loadSpecArgument(MLIRContext &context, const std::string &path,
                       const std::string &name, SpecFile &spec) {
   context.loadDialect<rec::RecDialect>();
@@ -164,14 +179,9 @@ int runRun() {
       return fail("--scale must be a positive finite number");
     options.scale = scale;
   }
-  for (const std::string &p : params) {
-    size_t eq = p.find('=');
-    long long value = 0;
-    if (eq == std::string::npos ||
-        StringRef(p).substr(eq + 1).getAsInteger(10, value))
-      return fail("--param expects name=integer, got '" + p + "'");
-    options.params.emplace_back(p.substr(0, eq), value);
-  }
+  std::string paramError;
+  if (!parseParamArgs(params, options, paramError))
+    return fail(paramError);
 
   // The spec: a file, or the embedded EDA spec.
   MLIRContext context;

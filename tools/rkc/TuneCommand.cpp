@@ -401,14 +401,9 @@ int runTune() {
     buckets.push_back(bucket);
   }
   RunOptions runOptions;
-  for (const std::string &p : params) {
-    size_t eq = p.find('=');
-    long long value = 0;
-    if (eq == std::string::npos ||
-        StringRef(p).substr(eq + 1).getAsInteger(10, value))
-      return fail("--param expects name=integer, got '" + p + "'");
-    runOptions.params.emplace_back(p.substr(0, eq), value);
-  }
+  std::string paramError;
+  if (!parseParamArgs(params, runOptions, paramError))
+    return fail(paramError);
 
   std::vector<Row> rows;
   std::string error;

@@ -158,20 +158,38 @@ def library(name, dk, dv, params=(), device=None):
             return _loaded[key]
         source = spec_source(name)
         rkc = _find_rkc()
-        digest = hashlib.sha256(("%s|%d|%d|%s|%s|%s" % (
-            source, dk, dv, params, arch,
-            os.path.getmtime(rkc))).encode()).hexdigest()
+        tuning = _tuning_database()
+        digest = hashlib.sha256(("%s|%d|%d|%s|%s|%s|%s" % (
+            source, dk, dv, params, arch, os.path.getmtime(rkc),
+            tuning[1] if tuning else "")).encode()).hexdigest()
         root = os.environ.get("RKC_CACHE_DIR") or os.path.join(
             os.path.expanduser("~"), ".cache", "rkc", "torch")
         folder = os.path.join(root, "%s-%d-%d-%s-%s" % (name, dk, dv, arch,
                                                          digest[:16]))
         if not os.path.exists(os.path.join(folder, "lib%s.so" % name)):
-            _build(folder, name, source, rkc, dk, dv, params, arch)
+            _build(folder, name, source, rkc, dk, dv, params, arch,
+                   tuning[0] if tuning else None)
         _loaded[key] = Library(folder, name)
         return _loaded[key]
 
 
-def _build(folder, name, source, rkc, dk, dv, params, arch):
+def _tuning_database():
+    """($RKC_TUNING, a digest of its contents), or None: libraries are
+    compiled with `rkc compile --tuning` from that database (dispatching by
+    shape bucket to the schedules `rkc tune` measured fastest), and rebuilt
+    when it changes."""
+    path = os.environ.get("RKC_TUNING")
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return os.path.abspath(path), hashlib.sha256(f.read()).hexdigest()
+    except OSError as e:
+        raise RuntimeError("rkc_torch: $RKC_TUNING: cannot read %s: %s" % (
+            path, e.strerror))
+
+
+def _build(folder, name, source, rkc, dk, dv, params, arch, tuning=None):
     """Builds in a private folder and renames it into place, so that
     processes compiling the same spec at once (torchrun ranks) never see a
     half-written library."""
@@ -187,6 +205,8 @@ def _build(folder, name, source, rkc, dk, dv, params, arch):
                "--dv", str(dv), "--arch", arch, "--nvcc", nvcc]
         for p in params:
             cmd += ["--param", p]
+        if tuning:
+            cmd += ["--tuning", tuning]
         _run(cmd)
         _run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-O2", "-o",
               os.path.join(work, "lib%s.so" % name),

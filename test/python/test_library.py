@@ -8,6 +8,7 @@ bad calls come back as ValueError naming the tensor.
 """
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -110,6 +111,56 @@ class LibraryTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "must be non-decreasing"):
             self.lib.call("prefill", 0, inputs, FakeTensor((1, 10, 3, 64)),
                           cu_seqlens=cu, cu_seqlens_host=Host())
+
+
+class TuningDatabase(unittest.TestCase):
+    """$RKC_TUNING: libraries are compiled with `rkc compile --tuning` from
+    it, and its contents are part of the cache key."""
+
+    def setUp(self):
+        self.saved = os.environ.pop("RKC_TUNING", None)
+        self.work = os.path.join(sys.argv[2] if len(sys.argv) > 2 else
+                                 "/tmp/rkc-python-test", "tuning")
+        os.makedirs(self.work, exist_ok=True)
+
+    def tearDown(self):
+        os.environ.pop("RKC_TUNING", None)
+        if self.saved is not None:
+            os.environ["RKC_TUNING"] = self.saved
+
+    def test_unset_means_plain_compiles(self):
+        self.assertIsNone(library._tuning_database())
+
+    def test_contents_key_the_cache_and_reach_rkc_compile(self):
+        db = os.path.join(self.work, "tuning.jsonl")
+        with open(db, "w") as f:
+            f.write("{}\n")
+        os.environ["RKC_TUNING"] = db
+        path, first = library._tuning_database()
+        self.assertEqual(path, os.path.abspath(db))
+        with open(db, "a") as f:
+            f.write("{}\n")
+        self.assertNotEqual(library._tuning_database()[1], first)
+
+        commands = []
+        saved_run, saved_nvcc = library._run, library._nvcc
+        library._run = lambda cmd: commands.append(cmd)
+        library._nvcc = lambda: "nvcc"
+        out = os.path.join(self.work, "out")
+        shutil.rmtree(out, ignore_errors=True)
+        try:
+            library._build(out, "eda", "", "rkc", 64, 64, (), "sm_90a", path)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+            library._run, library._nvcc = saved_run, saved_nvcc
+        compile_cmd = commands[0]
+        self.assertEqual(compile_cmd[:2], ["rkc", "compile"])
+        self.assertEqual(compile_cmd[-2:], ["--tuning", path])
+
+    def test_unreadable_database_is_an_error(self):
+        os.environ["RKC_TUNING"] = os.path.join(self.work, "missing.jsonl")
+        with self.assertRaisesRegex(RuntimeError, "RKC_TUNING: cannot read"):
+            library._tuning_database()
 
 
 if __name__ == "__main__":

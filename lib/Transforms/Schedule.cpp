@@ -65,9 +65,39 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     return peak;
   }
 
-  DictionaryAttr schedule(int64_t sharedBytes) {
+  /// After --rec-split-scan: the workspace a (chunk, value head) keeps
+  /// between the phases, in floats, each crossing value at an offset
+  /// (`rec.workspace_offset`); value-side tiles for all dv columns, a
+  /// "last_row" value one row. 0 for a body that is not split.
+  int64_t planWorkspace(ChunkedOp chunked) {
+    if (!chunked->hasAttr("rec.split_scan"))
+      return 0;
+    Builder builder(&getContext());
+    TileExtents extents{chunked.getChunkSize(), chunked.getSubstepsPerToken(),
+                        dk, dv};
+    int64_t floats = 0;
+    for (Operation &op : chunked.getBody().front()) {
+      auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
+      if (!toScan)
+        continue;
+      auto tile = cast<TileType>(op.getResult(0).getType());
+      int64_t size = toScan.getValue() == "last_row"
+                         ? extents.cols(tile)
+                         : extents.elements(tile);
+      op.setAttr("rec.workspace_offset", builder.getI64IntegerAttr(floats));
+      floats += (size + 3) / 4 * 4; // 16-byte aligned
+    }
+    return floats;
+  }
+
+  DictionaryAttr schedule(int64_t sharedBytes, int64_t workspaceFloats = 0) {
     Builder b(&getContext());
-    return b.getDictionaryAttr({
+    SmallVector<NamedAttribute> extra;
+    if (workspaceFloats)
+      extra.push_back(b.getNamedAttr(
+          "workspace_floats", b.getI64IntegerAttr(workspaceFloats)));
+    return b.getDictionaryAttr(llvm::to_vector(llvm::concat<const NamedAttribute>(
+        extra, ArrayRef<NamedAttribute>{
         b.getNamedAttr("dk", b.getI64IntegerAttr(dk)),
         b.getNamedAttr("dv", b.getI64IntegerAttr(dv)),
         b.getNamedAttr("value_tile", b.getI64IntegerAttr(valueTile)),
@@ -77,7 +107,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         b.getNamedAttr("grid", b.getStringAttr("value tiles x value heads x "
                                                "sequences")),
         b.getNamedAttr("state", b.getStringAttr("f32, shared memory")),
-    });
+    })));
   }
 
   void runOnOperation() override {
@@ -120,7 +150,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
               << ": lower chunk-size or value-tile";
           return signalPassFailure();
         }
-        chunked->setAttr("rec.schedule", schedule(bytes));
+        chunked->setAttr("rec.schedule",
+                         schedule(bytes, planWorkspace(chunked)));
       } else if (auto decode = dyn_cast<DecodeOp>(op)) {
         // The state slice, one row per role and u: see the decode kernel.
         // The reductions' partial sums (threads + value-tile floats) reuse

@@ -1,5 +1,6 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" | FileCheck %s
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan | FileCheck %s --check-prefix=EDA
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" --rec-schedule | FileCheck %s --check-prefix=WORKSPACE
 
 // KDA: everything up to the WY vectors is prep (every chunk at once); the
 // products with the entering state %arg0 and what follows them are scan.
@@ -30,3 +31,16 @@
 // EDA: rec.chunk.matmul {{.*}}, %arg0 {rec.phase = "scan"}
 // EDA-NOT: rec.phase = "prep"{{.*}}%arg0
 // EDA: rec.chunk.yield {{.*}} {rec.phase = "scan"}
+
+// rec-schedule lays out what crosses, per (chunk, value head), in floats:
+// G's last row (dk = 128), then W, U0, Q̃, A_qa (16 x 16), A_qk V, Ã and K̃
+// (16 x 128 each, value-side tiles for all of dv): 128 + 6·2048 + 256.
+// WORKSPACE: rec.chunked {{.*}}workspace_floats = 12672 : i64
+// WORKSPACE: rec.to_scan = "last_row", rec.workspace_offset = 0 : i64
+// WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 128 : i64
+// WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 2176 : i64
+// WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 4224 : i64
+// WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 6272 : i64
+// WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 6528 : i64
+// WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 8576 : i64
+// WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 10624 : i64

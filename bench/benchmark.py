@@ -17,11 +17,11 @@ sequence, an erase then a delta sub-step a token; QED over T with its erase
 vector computed in torch), and RKC's outputs are checked against that route.
 
 It writes --out (the machine, the measured device copy bandwidth, the tables,
-an acceptance table against issue #5's targets, two SVG plots beside it) and
+an acceptance table against the performance targets, two SVG plots beside it) and
 prints the report on stdout last; progress goes to stderr, a line a row.
 
-  python3 bench/benchmark.py --rkc .devbin/rkc --fla .fla --out BENCHMARKS.md
-  python3 bench/benchmark.py --rkc .devbin/rkc --fla .fla --quick --specs kda,eda
+  python3 bench/benchmark.py --rkc build/bin/rkc --fla PATH_TO_FLA --out BENCHMARKS.md
+  python3 bench/benchmark.py --rkc build/bin/rkc --fla PATH_TO_FLA --quick --specs kda,eda
 
 --fla is the folder holding a copy of flash-linear-attention's fla/ package:
 it is imported from there, never vendored. --quick keeps the first prefill
@@ -56,7 +56,7 @@ PRODUCT_N = 2           # DeltaProduct's sub-steps a token (fla's num_householde
 PARAMS = {"deltaproduct": ("n=%d" % PRODUCT_N,)}
 BF16 = torch.bfloat16
 
-# Issue #5's targets: prefill speed-up over the fla row, time relative to RKC's
+# The performance targets: prefill speed-up over the fla row, time relative to RKC's
 # own kda, share of the copy bandwidth in decode, linearity in T.
 SPEEDUP_TARGETS = [("kda", 1.5), ("gdn", 1.3), ("gdn2", 1.5), ("eda", 4.0),
                    ("qed", 3.0)]
@@ -737,7 +737,9 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
 
     md = ["# Benchmarks: RKC against flash-linear-attention", "",
           "Written by `bench/benchmark.py` (do not edit by hand): `%s`." % " ".join(
-              ["python3", "bench/benchmark.py"] + sys.argv[1:]), ""]
+              ["python3", "bench/benchmark.py"] + [
+                  shown_path(a) if os.path.isabs(a) else a
+                  for a in sys.argv[1:]]), ""]
     md += table(["run", ""], [[k, v] for k, v in info] + [
         ["device copy bandwidth", "%.0f GB/s (read + write bytes of a 1 GiB "
          "`copy_`, this run)" % copy_gbs]])
@@ -753,7 +755,7 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
            "call minus what was live before and what the call returns (RKC / reference)."
            % BOUND, ""]
 
-    md += ["## Acceptance (issue #5)", ""]
+    md += ["## Acceptance (the performance targets)", ""]
     md += table(["item", "target", "measured", "verdict"],
                 acceptance(specs, prefill, sweep, decode, copy_gbs))
     md += ["", "Speed-ups per prefill shape in the table's order; n/a: not measured "
@@ -987,6 +989,16 @@ def git(folder, *cmd):
     return r.stdout.strip() if r.returncode == 0 else None
 
 
+def shown_path(path):
+    """A path as the report shows it: relative to the repository when inside
+    it, else the path as given (the report should not depend on where the
+    checkout happens to sit)."""
+    path = os.path.abspath(path)
+    if os.path.commonpath([path, ROOT]) == ROOT:
+        return os.path.relpath(path, ROOT)
+    return path
+
+
 def machine_info(args, fla_root):
     info = [("GPU", torch.cuda.get_device_name())]
     try:
@@ -1007,7 +1019,7 @@ def machine_info(args, fla_root):
     if not args.commit and git(ROOT, "status", "--porcelain", "--untracked-files=no"):
         commit += " (with uncommitted changes)"
     info.append(("rkc commit", commit))
-    info.append(("rkc binary", os.path.abspath(args.rkc)))
+    info.append(("rkc binary", shown_path(args.rkc)))
     try:
         version = importlib.import_module("fla").__version__
     except Exception:
@@ -1017,7 +1029,7 @@ def machine_info(args, fla_root):
     if not fla_commit and top and os.path.realpath(top) == os.path.realpath(fla_root):
         fla_commit = git(fla_root, "rev-parse", "--short", "HEAD")
     info.append(("fla", "%s (version %s, commit %s)" % (
-        fla_root, version, fla_commit or "unknown: not a git checkout")))
+        shown_path(fla_root), version, fla_commit or "unknown: not a git checkout")))
     info.append(("date", datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")))
     return info
@@ -1048,6 +1060,12 @@ def main():
                              "as not run (the report is still written)")
     args = parser.parse_args()
 
+    sections = [s for s in args.sections.split(",") if s]
+    unknown_sections = [s for s in sections
+                        if s not in ("prefill", "decode", "sweep")]
+    if unknown_sections or not sections:
+        parser.error("--sections takes prefill, decode and sweep, got %r" %
+                     args.sections)
     specs = [s for s in args.specs.split(",") if s]
     unknown = [s for s in specs if s not in SPECS]
     if unknown:

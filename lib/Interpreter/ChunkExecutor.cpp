@@ -66,11 +66,21 @@ private:
       loadRows(seq, t0, h, prologue);
       TileMap tiles, crossing;
       runChunk(seq, t0, h, state, o, tiles, "prep");
+      if (!error.empty())
+        return;
       for (Operation &op : body) {
         auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
         if (!toScan)
           continue;
-        Tile t = tiles.find(op.getResult(0))->second;
+        auto found = op.getNumResults() ? tiles.find(op.getResult(0))
+                                        : tiles.end();
+        if (found == tiles.end()) {
+          error = "a split chunk marks rec.to_scan on '" +
+                  op.getName().getStringRef().str() +
+                  "', which its prep phase does not compute";
+          return;
+        }
+        Tile t = found->second;
         if (toScan.getValue() == "last_row")
           for (int64_t i = 0; i + 1 < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
@@ -293,11 +303,13 @@ private:
   void runChunk(int64_t seq, int64_t t0, int64_t h, DenseState &state,
                 HostTensor &o, TileMap &tiles, StringRef phase) {
     Block &body = chunked.getBody().front();
-    Tile s0;
-    s0.rows = shape.dk;
-    s0.cols = shape.dv;
-    s0.a = state.s;
-    tiles[body.getArgument(0)] = s0;
+    if (phase != "prep") { // the prep phase must not read the state
+      Tile s0;
+      s0.rows = shape.dk;
+      s0.cols = shape.dv;
+      s0.a = state.s;
+      tiles[body.getArgument(0)] = s0;
+    }
     auto get = [&](Value v) -> const Tile & { return tiles.find(v)->second; };
     auto lastRow = [&](const Tile &G, int64_t d) {
       return G.at(L - 1, G.cols == 1 ? 0 : d);

@@ -798,8 +798,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << kernelPreamble()
        << "  const int c = threadIdx.x % BV, group = threadIdx.x / BV;\n"
        << "  float *const partial = smem;      // GROUPS x BV\n"
-       << "  float *const g = smem + (DK * BV > THREADS + BV ? DK * BV : "
-          "THREADS + BV);\n"
+       << "  float *const g = smem + THREADS + BV;\n"
        << "  float *const x = g + DK, *const b = x + DK, *const k = b + DK, "
           "*const q = k + DK;\n"
        << "  float *const v = q + DK, *const scalars = v + BV, *const total "

@@ -90,7 +90,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     return floats;
   }
 
-  DictionaryAttr schedule(int64_t sharedBytes, int64_t workspaceFloats = 0) {
+  DictionaryAttr schedule(int64_t sharedBytes, int64_t workspaceFloats = 0,
+                          StringRef state = "f32, shared memory") {
     Builder b(&getContext());
     SmallVector<NamedAttribute> extra;
     if (workspaceFloats)
@@ -106,7 +107,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
         b.getNamedAttr("grid", b.getStringAttr("value tiles x value heads x "
                                                "sequences")),
-        b.getNamedAttr("state", b.getStringAttr("f32, shared memory")),
+        b.getNamedAttr("state", b.getStringAttr(state)),
     })));
   }
 
@@ -153,12 +154,12 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         chunked->setAttr("rec.schedule",
                          schedule(bytes, planWorkspace(chunked)));
       } else if (auto decode = dyn_cast<DecodeOp>(op)) {
-        // The state slice, one row per role and u: see the decode kernel.
-        // The reductions' partial sums (threads + value-tile floats) reuse
-        // the state slice's room.
-        int64_t floats = std::max<int64_t>(dk * valueTile, threads + valueTile) +
-                         5 * dk + 2 * valueTile + 4;
-        decode->setAttr("rec.schedule", schedule(floats * 4));
+        // The state slice is in registers; shared memory holds the
+        // reductions' partial sums and totals (threads + value-tile floats)
+        // and a sub-step's row vectors: see the decode kernel.
+        int64_t floats = threads + valueTile + 5 * dk + 2 * valueTile + 4;
+        decode->setAttr("rec.schedule",
+                        schedule(floats * 4, 0, "f32, registers"));
       }
     });
   }

@@ -152,13 +152,13 @@ def library(name, dk, dv, params=(), device=None):
     """Compiles (once, cached on disk) and loads `name` at (dk, dv) for the
     architecture of `device`."""
     arch = _arch(device)
-    key = (name, dk, dv, tuple(params), arch)
+    tuning = _tuning_database()
+    key = (name, dk, dv, tuple(params), arch, tuning[1] if tuning else None)
     with _lock:
         if key in _loaded:
             return _loaded[key]
         source = spec_source(name)
         rkc = _find_rkc()
-        tuning = _tuning_database()
         digest = hashlib.sha256(("%s|%d|%d|%s|%s|%s|%s" % (
             source, dk, dv, params, arch, os.path.getmtime(rkc),
             tuning[1] if tuning else "")).encode()).hexdigest()

@@ -11,7 +11,7 @@
 // RUN: rkc compile %rkc_src/examples/specs/eda.mlir -o %t --no-fatbin --dk 64 --dv 64 --prefetch 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=PREFETCH --input-file=%t/eda.cu
 
-// LOG: schedule  dk=64 dv=64 chunk=16 tokens value-tile=32 threads=256
+// LOG: schedule  dk=64 dv=64 chunk=16 tokens value-tile=32 threads=256 prefetch=0
 // LOG: wrote     eda.h, eda.cu, eda.json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh
 // LOG: wrote     eda_launch.c
 

@@ -5,6 +5,7 @@
 // RUN: not rkc run %s --random B=1,T=5,X=3 2>&1 | FileCheck %s --check-prefix=BADSHAPE
 // RUN: not rkc run %s --inputs %t.missing.safetensors 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not rkc run %s --random B=1 --out-dtype i64 2>&1 | FileCheck %s --check-prefix=OUTDTYPE
+// RUN: not rkc run %s --random B=1 --backend decode --split-scan 2>&1 | FileCheck %s --check-prefix=SPLITSCAN
 // RUN: not rkc bench %s 2>&1 | FileCheck %s --check-prefix=BENCH
 // RUN: rkc --help | FileCheck %s --check-prefix=HELP
 
@@ -21,6 +22,7 @@
 // BADSHAPE: error: --random: unknown shape key 'X'
 // NOFILE: error: {{.*}}missing.safetensors{{.*}}
 // OUTDTYPE: error: --out-dtype must be f64, f32, bf16 or f16, got 'i64'
+// SPLITSCAN: error: --split-scan shapes the chunked backend; it has no meaning with --backend decode
 // BENCH: rkc bench: not available in this version
 // HELP: SUBCOMMANDS:
 // HELP: run - Run a recurrence spec on the CPU (float64)

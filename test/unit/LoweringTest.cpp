@@ -274,6 +274,27 @@ TEST(SplitScan, TheExecutorChecksWhatCrosses) {
                            "neither computes nor receives"));
   }
   {
+    // A product with the entering state marked prep: the prep phase has no
+    // state to read.
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    auto [recurrence, chunked] = lowered(module);
+    mlir::Operation *scanProduct = nullptr;
+    for (mlir::Operation &op : chunked.getBody().front())
+      if (llvm::isa<rec::ChunkMatmulOp>(op) &&
+          llvm::is_contained(op.getOperands(),
+                             chunked.getBody().front().getArgument(0)))
+        scanProduct = &op;
+    ASSERT_NE(scanProduct, nullptr);
+    scanProduct->setAttr(
+        "rec.phase", mlir::StringAttr::get(spec.op().getContext(), "prep"));
+    TensorMap outputs;
+    std::string error;
+    EXPECT_FALSE(runChunked(recurrence, inputs, {}, outputs, error));
+    EXPECT_THAT(error, ::testing::HasSubstr(
+                           "the prep phase of a split chunk reads a value it "
+                           "neither computes nor receives"));
+  }
+  {
     mlir::OwningOpRef<mlir::ModuleOp> module;
     auto [recurrence, chunked] = lowered(module);
     mlir::Operation *w = findCrossingProduct(chunked);

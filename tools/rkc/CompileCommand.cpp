@@ -349,7 +349,8 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
   log << "rkc compile: @" << name << " -> " << outDir << "\n"
       << "  schedule  dk=" << request.dk << " dv=" << request.dv
       << " chunk=" << chosen << " tokens value-tile=" << request.valueTile
-      << " threads=" << request.threads << "\n  shared    prefill "
+      << " threads=" << request.threads << " prefetch=" << request.prefetch
+      << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B, decode "
       << kernels.decodeSharedBytes << " B a block\n"
       << "  wrote     " << name << ".h, " << name << ".cu, " << name

@@ -15,7 +15,7 @@
 namespace rkc::cli {
 
 /// What `rkc compile` is asked to build. The schedule fields (chunkSize,
-/// valueTile, threads) are the knobs `rkc tune` searches: see
+/// valueTile, threads, prefetch) are the knobs `rkc tune` searches: see
 /// tuning::scheduleKnobs().
 struct CompileRequest {
   std::string outDir, arch = "sm_90a", nvcc;

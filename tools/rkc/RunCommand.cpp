@@ -160,6 +160,12 @@ int runRun() {
       backend != "cuda")
     return fail("unknown backend '" + backend +
                 "' (available: interp, chunked, decode, cuda)");
+  for (auto [given, flag] : {std::pair{stateTransfer.getValue(), "--state-transfer"},
+                             std::pair{splitScan.getValue(), "--split-scan"}})
+    if (given && backend != "chunked")
+      return fail(std::string(flag) +
+                  " shapes the chunked backend; it has no meaning with "
+                  "--backend " + backend.getValue());
   DType outType, randomType;
   if (!parseDType(outDType, outType) ||
       (outType != DType::F64 && outType != DType::F32 &&

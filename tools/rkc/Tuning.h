@@ -89,7 +89,7 @@ std::vector<Schedule> orderCandidates(const Schedule &first,
                                       const std::vector<Schedule> &all);
 
 /// "chunk-size {64, 32, 16, 8} x value-tile {16, 32, 64, 128} x threads
-/// {128, 256, 512}".
+/// {128, 256, 512} x prefetch {0, 1}".
 std::string describeSpace();
 
 //===----------------------------------------------------------------------===//

@@ -136,8 +136,10 @@ __device__ inline float gramPair(const float *l, const float *r, int inner,
 }
 
 /// The largest exponent `gram`'s factored form may meet; beyond it a block of
-/// rows is computed pair by pair.
-constexpr float kMaxFactoredExponent = 80.f;
+/// rows is computed pair by pair. Below 88 (no overflow), and low enough
+/// that a left factor flushed to zero (exponent below about -87) can only
+/// drop weights under e^(40 - 87) ≈ 4e-21.
+constexpr float kMaxFactoredExponent = 40.f;
 
 /// `gram` on tensor cores, one warp per (16 rows, up to 32 columns). With
 /// per-channel decay the weight exp(Dl[ri] - Dr[rj]) is factored through a
@@ -420,7 +422,8 @@ __device__ inline void decayState(const float *s, int rows, int cols,
 }
 
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
-/// TensorCores: TF32 products, one warp per 16 x 32 block of out.
+/// TensorCores: TF32 products, one warp per 16-row block of out and 8, 16
+/// or 32 of its columns (ProductPlan).
 template <bool TensorCores>
 __device__ inline void matmul(const float *a, const float *b, int m, int k,
                               int n, bool transposeA, float *out) {

@@ -26,6 +26,13 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
             std::to_string(backend.chunkSize);
     return false;
   }
+  if (backend.segments < 1 ||
+      (backend.segments > 1 && backend.backend != "chunked")) {
+    error = "segments must be a positive count, and more than one only "
+            "with the chunked backend; got " +
+            std::to_string(backend.segments);
+    return false;
+  }
 
   // Lower a copy, so the caller's spec stays as it was.
   MLIRContext *context = spec.getContext();
@@ -33,8 +40,8 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   module->getBody()->push_back(spec->clone());
   rec::LoweringOptions lowering;
   lowering.chunkSize = backend.chunkSize;
-  lowering.stateTransfer = backend.stateTransfer;
-  lowering.splitScan = backend.splitScan;
+  lowering.stateTransfer = backend.stateTransfer || backend.segments > 1;
+  lowering.splitScan = backend.splitScan || backend.segments > 1;
   for (auto &[name, value] : options.params)
     lowering.params.push_back(name + "=" + std::to_string(value));
   PassManager pm(context);
@@ -56,7 +63,8 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   }
   auto lowered = *module->getOps<rec::RecurrenceOp>().begin();
   if (backend.backend == "chunked")
-    return runChunked(lowered, inputs, options, outputs, error);
+    return runChunked(lowered, inputs, options, outputs, error,
+                      backend.segments);
   return runDecode(SpecPlan::build(lowered), inputs, options, outputs, error);
 }
 

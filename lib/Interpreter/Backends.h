@@ -18,6 +18,9 @@ struct BackendOptions {
   /// chunked: run the prep phase of every chunk, then the scan
   /// (--rec-split-scan).
   bool splitScan = false;
+  /// chunked: run each sequence in this many segments joined by their
+  /// composed transfer operators (implies the transfer and split forms).
+  int64_t segments = 1;
 };
 
 /// Lowers a copy of `spec` as the backend needs and runs it. All backends

@@ -32,8 +32,8 @@ struct RowVectors {
 class ChunkRunner {
 public:
   ChunkRunner(ChunkedOp chunked, const SpecPlan &plan,
-              const ProblemShape &shape)
-      : chunked(chunked), plan(plan), shape(shape),
+              const ProblemShape &shape, int64_t segments)
+      : chunked(chunked), plan(plan), shape(shape), segments(segments),
         m(static_cast<int64_t>(plan.substeps.size())),
         C(chunked.getChunkSize()), L(C * m) {}
 
@@ -89,6 +89,8 @@ private:
       }
       kept.push_back(std::move(crossing));
     }
+    if (segments > 1)
+      return scanBySegments(seq, h, state, prologue, o, kept);
     size_t index = 0;
     for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
       loadRows(seq, t0, h, prologue);
@@ -96,6 +98,75 @@ private:
       if (!error.empty())
         return;
     }
+  }
+
+  /// The scan of a split transfer form over `segments` runs of chunks, as
+  /// blocks or devices would run it. Each segment, independently of the
+  /// others, scans its chunks from a zero state (giving N_seg, what it adds)
+  /// and multiplies its chunks' M (giving M_seg); one pass over the
+  /// segments then gives each its entering state, S ← M_seg S + N_seg; and
+  /// each segment scans again from that state for its outputs.
+  void scanBySegments(int64_t seq, int64_t h, DenseState &state,
+                      PrologueEvaluator &prologue, HostTensor &o,
+                      std::vector<TileMap> &kept) {
+    // The yield of the transfer form: add(matmul(M, S0), N).
+    Block &body = chunked.getBody().front();
+    Value M;
+    if (auto yield = dyn_cast<ChunkYieldOp>(body.getTerminator()))
+      if (auto add = yield.getState()[0].getDefiningOp<ChunkAddOp>())
+        if (auto product = add.getLhs().getDefiningOp<ChunkMatmulOp>())
+          if (product.getRhs() == body.getArgument(0) &&
+              !product.getTransposeLhs())
+            M = product.getLhs();
+    if (!M || !kept.front().count(M)) {
+      error = "running a sequence in segments needs the split transfer "
+              "form (--rec-state-transfer, then --rec-split-scan)";
+      return;
+    }
+    const int64_t dk = shape.dk, dv = shape.dv;
+    auto product = [](const std::vector<double> &a,
+                      const std::vector<double> &b, int64_t n, int64_t k,
+                      int64_t m) {
+      std::vector<double> out(n * m, 0.0);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t p = 0; p < k; ++p)
+          for (int64_t j = 0; j < m; ++j)
+            out[i * m + j] += a[i * k + p] * b[p * m + j];
+      return out;
+    };
+    const int64_t chunks = static_cast<int64_t>(kept.size());
+    const int64_t parts = std::min(segments, chunks);
+    auto begin = [&](int64_t k) { return k * chunks / parts; };
+    // A segment's chunks scanned from `from` (a copy of each chunk's
+    // handed-over values, so that the segment can be scanned twice).
+    auto scan = [&](int64_t k, std::vector<double> from) {
+      DenseState local = state;
+      local.s = std::move(from);
+      for (int64_t c = begin(k); c < begin(k + 1) && error.empty(); ++c) {
+        int64_t t0 = shape.seqBegin[seq] + c * C;
+        loadRows(seq, t0, h, prologue);
+        TileMap tiles = kept[c];
+        runChunk(seq, t0, h, local, o, tiles, "scan");
+      }
+      return local.s;
+    };
+    std::vector<double> S = state.s;
+    std::vector<std::vector<double>> entering;
+    for (int64_t k = 0; k < parts && error.empty(); ++k) {
+      std::vector<double> segM(dk * dk, 0.0);
+      for (int64_t d = 0; d < dk; ++d)
+        segM[d * dk + d] = 1.0;
+      for (int64_t c = begin(k); c < begin(k + 1); ++c)
+        segM = product(kept[c].find(M)->second.a, segM, dk, dk, dk);
+      std::vector<double> segN = scan(k, std::vector<double>(dk * dv, 0.0));
+      entering.push_back(S);
+      S = product(segM, S, dk, dk, dv);
+      for (size_t e = 0; e < S.size(); ++e)
+        S[e] += segN[e];
+    }
+    for (int64_t k = 0; k < parts && error.empty(); ++k)
+      scan(k, entering[k]); // the outputs, from the right entering state
+    state.s = S;            // the composed segments' final state
   }
 
   std::vector<int64_t> chunkRows(ArrayRef<int64_t> slots) const {
@@ -421,6 +492,7 @@ private:
   ChunkedOp chunked;
   const SpecPlan &plan;
   const ProblemShape &shape;
+  const int64_t segments;
   const int64_t m, C, L;
   std::vector<RowVectors> rowData;
 };
@@ -429,12 +501,17 @@ private:
 
 bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
                 const RunOptions &options, TensorMap &outputs,
-                std::string &error) {
+                std::string &error, int64_t segments) {
   auto chunked = dyn_cast<ChunkedOp>(recurrence.getTransition());
   if (!chunked) {
     error = "the chunk executor runs chunk-level IR; lower @" +
             recurrence.getSymName().str() +
             " with --rec-lower-chunked first";
+    return false;
+  }
+  if (segments > 1 && !chunked->hasAttr("rec.split_scan")) {
+    error = "running a sequence in segments needs the split transfer form "
+            "(--rec-state-transfer, then --rec-split-scan)";
     return false;
   }
   SpecPlan plan = SpecPlan::build(recurrence);
@@ -444,7 +521,8 @@ bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
       [&](const ProblemShape &shape, int64_t seq, int64_t h,
           DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
         if (!runner)
-          runner = std::make_unique<ChunkRunner>(chunked, plan, shape);
+          runner =
+              std::make_unique<ChunkRunner>(chunked, plan, shape, segments);
         runner->runSequence(seq, h, state, prologue, o);
       });
   if (ok && runner && !runner->error.empty()) {

@@ -14,10 +14,12 @@
 namespace rkc {
 
 /// Runs `recurrence` (lowered to rec.chunked) on `inputs`; outputs as the
-/// interpreter's.
+/// interpreter's. With `segments` > 1 (the split transfer form only) each
+/// sequence's chunks run in that many segments joined by their composed
+/// transfer operators, as blocks or devices splitting a long sequence would.
 bool runChunked(rec::RecurrenceOp recurrence, const TensorMap &inputs,
                 const RunOptions &options, TensorMap &outputs,
-                std::string &error);
+                std::string &error, int64_t segments = 1);
 
 } // namespace rkc
 

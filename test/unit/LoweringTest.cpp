@@ -56,12 +56,13 @@ struct LoadedSpec {
 TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
               int64_t chunkSize, const TensorMap &inputs,
               const RunOptions &options = {}, bool stateTransfer = false,
-              bool splitScan = false) {
+              bool splitScan = false, int64_t segments = 1) {
   BackendOptions b;
   b.backend = backend;
   b.chunkSize = chunkSize;
   b.stateTransfer = stateTransfer;
   b.splitScan = splitScan;
+  b.segments = segments;
   TensorMap outputs;
   std::string error;
   EXPECT_TRUE(runBackend(spec, b, inputs, options, outputs, error))
@@ -184,6 +185,35 @@ TEST_P(BackendsAgree, StateTransferForm) {
 TEST_P(BackendsAgree, SplitScanForm) {
   expectFormAgrees(GetParam(), false, true, 200, "split");
   expectFormAgrees(GetParam(), true, true, 300, "split transfer form");
+}
+
+// A sequence in segments (intra-sequence or context parallelism): each
+// segment composes its chunks' transfer operators from (I, 0) on its own,
+// the segments exchange only states, then scan from them. Two, three and
+// more segments than chunks; varlen sequences shorter than a segment.
+TEST_P(BackendsAgree, SegmentsJoinedByTransferOperators) {
+  GridCase c = GetParam();
+  LoadedSpec spec(c.spec);
+  RandomShape shape;
+  shape.batch = 2, shape.length = 100, shape.keyHeads = 3, shape.dk = c.dk,
+  shape.dv = c.dv, shape.seed = 400;
+  TensorMap inputs = inputsFor(spec.op(), shape, 2.0);
+  RunOptions options;
+  TensorMap want = run(spec.op(), "interp", 0, inputs);
+  for (int64_t segments : {2, 3, 40})
+    expectClose(run(spec.op(), "chunked", 8, inputs, options, false, false,
+                    segments),
+                want, kBound,
+                std::string(c.spec) + " " + std::to_string(segments) +
+                    " segments");
+  RandomShape varlen;
+  varlen.seqLens = {3, 70, 1, 17};
+  varlen.batch = 1, varlen.keyHeads = 3, varlen.valueHeads = 6,
+  varlen.dk = c.dk, varlen.dv = c.dv, varlen.seed = 401;
+  TensorMap packed = inputsFor(spec.op(), varlen);
+  expectClose(run(spec.op(), "chunked", 4, packed, options, false, false, 3),
+              run(spec.op(), "interp", 0, packed), kBound,
+              std::string(c.spec) + " varlen GVA in 3 segments");
 }
 
 std::vector<GridCase> gridCases() {

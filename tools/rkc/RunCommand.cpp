@@ -102,6 +102,12 @@ cl::opt<bool> splitScan(
              "chunk first, then the state-dependent part (scan) chunk after "
              "chunk (--rec-split-scan)"),
     cl::cat(runCategory));
+cl::opt<int64_t> segments(
+    "segments", cl::sub(runCommand), cl::init(1),
+    cl::desc("With --backend chunked: run each sequence in N segments that "
+             "compose their chunks' transfer operators independently and "
+             "exchange only states (implies --state-transfer --split-scan)"),
+    cl::value_desc("N"), cl::cat(runCategory));
 cl::list<std::string> params("param", cl::sub(runCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -160,8 +166,10 @@ int runRun() {
       backend != "cuda")
     return fail("unknown backend '" + backend +
                 "' (available: interp, chunked, decode, cuda)");
-  for (auto [given, flag] : {std::pair{stateTransfer.getValue(), "--state-transfer"},
-                             std::pair{splitScan.getValue(), "--split-scan"}})
+  for (auto [given, flag] :
+       {std::pair{stateTransfer.getValue(), "--state-transfer"},
+        std::pair{splitScan.getValue(), "--split-scan"},
+        std::pair{segments.getValue() != 1, "--segments"}})
     if (given && backend != "chunked")
       return fail(std::string(flag) +
                   " shapes the chunked backend; it has no meaning with "
@@ -227,6 +235,7 @@ int runRun() {
   backendOptions.chunkSize = chunkSize;
   backendOptions.stateTransfer = stateTransfer;
   backendOptions.splitScan = splitScan;
+  backendOptions.segments = segments;
   bool ran = backend == "cuda"
                  ? runCudaBackend(spec.recurrence, inputs, options, outputs,
                                   error, outs())

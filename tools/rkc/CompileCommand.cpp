@@ -93,6 +93,11 @@ cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch the next chunk's input rows "
                                    "into L2 while a chunk runs"),
                           cl::cat(compileCategory));
+cl::opt<int64_t> splitScan("split-scan", cl::sub(compileCommand), cl::init(0),
+                           cl::desc("1: a prep kernel runs the state-free "
+                                    "part of every chunk at once, then the "
+                                    "scan kernel the rest chunk after chunk"),
+                           cl::cat(compileCategory));
 cl::list<std::string> params("param", cl::sub(compileCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -201,6 +206,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     rec::LoweringOptions lowering;
     lowering.chunkSize = candidate;
     lowering.params = request.params;
+    lowering.splitScan = request.splitScan != 0;
     // A chunk whose tiles do not fit in shared memory fails to schedule:
     // try the next smaller one.
     OwningOpRef<ModuleOp> chunked =
@@ -658,6 +664,7 @@ int runCompile() {
   request.valueTile = valueTile;
   request.threads = threads;
   request.prefetch = prefetch;
+  request.splitScan = splitScan;
   request.params.assign(params.begin(), params.end());
   request.noFatbin = noFatbin;
   if (request.chunkSize < 0 || (chunkSize.getNumOccurrences() && !request.chunkSize)) {

@@ -59,8 +59,10 @@ int main(int argc, char **argv) {
   for (cl::SubCommand *pending : {&benchCommand})
     if (*pending) {
       errs() << "rkc " << pending->getName()
-             << ": not available in this version of rkc yet; 'rkc run' "
-                "executes specs on the CPU\n";
+             << ": not available in this version of rkc yet; the "
+                "side-by-side benchmark against flash-linear-attention is "
+                "bench/benchmark.py (bench/README.md), and 'rkc tune' times "
+                "a spec's schedules\n";
       return 2;
     }
   errs() << "rkc: no subcommand given; see 'rkc --help'\n";

@@ -34,6 +34,7 @@ struct CudaSchedule {
   int64_t dk = 0, dv = 0, valueTile = 0, threads = 0, sharedBytes = 0;
   int64_t prefetch = 0; // 1: the next chunk's input rows are fetched to L2
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
+  int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
 
   bool read(Operation *op, std::string &error) {
     auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
@@ -53,6 +54,7 @@ struct CudaSchedule {
     sharedBytes = get("shared_bytes");
     prefetch = get("prefetch");
     workspaceFloats = get("workspace_floats");
+    prepSharedBytes = get("prep_shared_bytes");
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
       return false;
@@ -100,6 +102,8 @@ public:
     }
     out.prefillSharedBytes = s.sharedBytes;
     out.decodeSharedBytes = decodeSchedule.sharedBytes;
+    out.prepSharedBytes = s.prepSharedBytes;
+    out.workspaceBytesPerChunk = s.workspaceFloats * 4;
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;
@@ -578,8 +582,9 @@ private:
                   (which == "scan" && op.hasAttr("rec.to_scan"));
       for (Value r : op.getResults())
         if (here)
-          ks << "  float *const " << tile(r) << " = smem + " << offsets[r]
-             << "; // " << r.getType() << "\n";
+          ks << "  float *const " << tile(r) << " = smem + "
+             << (which == "prep" ? prepOffsets : offsets).lookup(r) << "; // "
+             << r.getType() << "\n";
     }
     if (which == "prep") {
       ks << "  {\n    float *const ws = chunkWorkspace(p, seq, t0, hv);\n";
@@ -632,12 +637,19 @@ private:
     for (Operation &op : body)
       for (Value r : op.getResults()) {
         valueIds[r] = id++;
+        // After --rec-split-scan a prep-only value has a place in the prep
+        // kernel's plan alone.
         auto offset = op.getAttrOfType<IntegerAttr>("rec.smem_offset");
-        if (!offset) {
+        auto prepOffset =
+            op.getAttrOfType<IntegerAttr>("rec.prep_smem_offset");
+        if (!offset && !prepOffset) {
           error = "a chunk op has no rec.smem_offset: run --rec-schedule";
           return false;
         }
-        offsets[r] = offset.getInt();
+        if (offset)
+          offsets[r] = offset.getInt();
+        if (prepOffset)
+          prepOffsets[r] = prepOffset.getInt();
       }
 
     // The kernel bodies first: they decide which row functions exist.
@@ -1137,7 +1149,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "  status = rkc_launch(&rkc_" << name
            << "_module, params.a.o.dtype == RKC_F32 ? \"rkc_" << name
            << "_prep_kernel\" : \"rkc_" << name << "_prep_kernel_tc\", "
-           << "prepGrid, block, " << bytes
+           << "prepGrid, block, " << s.prepSharedBytes
            << ", stream, &params, sizeof params);\n"
            << "  if (!status)\n    status = rkc_launch(&rkc_" << name
            << "_module, " << kernelName << ", grid, block, " << bytes
@@ -1180,7 +1192,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   SpecPlan plan, decodePlan;
   std::string name;
   int64_t m = 1, C = 1;
-  llvm::DenseMap<Value, int64_t> offsets;
+  llvm::DenseMap<Value, int64_t> offsets, prepOffsets;
   llvm::DenseMap<Value, int> valueIds;
   std::set<std::tuple<int64_t, RowRole, Axis>> rowFunctions;
   std::vector<std::string> profiledOps; // chunk ops, in kernel order

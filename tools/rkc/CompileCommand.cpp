@@ -358,7 +358,14 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << " threads=" << request.threads << " prefetch=" << request.prefetch
       << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B, decode "
-      << kernels.decodeSharedBytes << " B a block\n"
+      << kernels.decodeSharedBytes << " B a block"
+      << (kernels.prepSharedBytes
+              ? ", prep " + std::to_string(kernels.prepSharedBytes) +
+                    " B; workspace " +
+                    std::to_string(kernels.workspaceBytesPerChunk) +
+                    " B a chunk and value head"
+              : std::string())
+      << "\n"
       << "  wrote     " << name << ".h, " << name << ".cu, " << name
       << ".json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh\n";
 

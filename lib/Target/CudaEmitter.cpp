@@ -534,9 +534,8 @@ private:
   }
 
   /// Copies a value between its tile and the workspace of its chunk (`ws`,
-  /// the value at rec.workspace_offset): value-side tiles by the block's
-  /// columns of the full-width row, others (the same in every value tile)
-  /// written by the first value tile only.
+  /// the value at rec.workspace_offset): value-side tiles by the columns of
+  /// the value tile at v0 of the full-width row, others whole.
   void emitWorkspaceCopy(Operation *op, bool store, llvm::raw_ostream &os) {
     Value v = op->getResult(0);
     auto type = cast<TileType>(v.getType());
@@ -556,8 +555,7 @@ private:
       int64_t count = lastRowOnly(op) ? cols : rows * cols;
       std::string at = w + "e]", here = t + "[" + std::to_string(first) +
                                          " + e]";
-      os << "    " << (store ? "if (blockIdx.x % (DV / BV) == 0)\n      " : "")
-         << "for (int e = threadIdx.x; e < " << count
+      os << "    for (int e = threadIdx.x; e < " << count
          << "; e += THREADS)\n        "
          << (store ? at + " = " + here : here + " = " + at) << ";\n";
     }
@@ -587,13 +585,23 @@ private:
              << r.getType() << "\n";
     }
     if (which == "prep") {
-      ks << "  {\n    float *const ws = chunkWorkspace(p, seq, t0, hv);\n";
-      for (Operation &op : body) {
-        if (phase(op) != "prep" && phase(op) != "both")
-          continue;
-        emitChunkOp(&op, ks);
-        if (op.hasAttr("rec.to_scan"))
-          emitWorkspaceCopy(&op, /*store=*/true, ks);
+      // The key-side ops once, then the value-side ones for each value
+      // tile (rec-schedule planned shared memory in that order).
+      ks << "  {\n    float *const ws = chunkWorkspace(p, seq, t0, hv);\n"
+         << "    int64_t v0 = 0;\n";
+      for (bool perValueTile : {false, true}) {
+        if (perValueTile)
+          ks << "  for (v0 = 0; v0 < DV; v0 += BV) {\n";
+        for (Operation &op : body) {
+          if ((phase(op) != "prep" && phase(op) != "both") ||
+              op.hasAttr("rec.per_value_tile") != perValueTile)
+            continue;
+          emitChunkOp(&op, ks);
+          if (op.hasAttr("rec.to_scan"))
+            emitWorkspaceCopy(&op, /*store=*/true, ks);
+        }
+        if (perValueTile)
+          ks << "  }\n";
       }
       ks << "  }\n";
       return text;
@@ -817,21 +825,20 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << name << "_prefill_kernel" << suffix
          << "(const Params p) {\n  prefill<" << tc << ">(p);\n}\n\n";
     if (split) {
-      os << "// The prep kernel (--rec-split-scan): one block per (value tile "
-            "and chunk, value\n// head, sequence) runs the state-free ops of "
-            "its chunk and writes what the\n// scan reads to the workspace; "
-            "the scan is the prefill kernel above.\n"
+      os << "// The prep kernel (--rec-split-scan): one block per (chunk, "
+            "value head, sequence)\n// runs the state-free ops of its chunk "
+            "(the value-side ones for each value tile)\n// and writes what the "
+            "scan reads to the workspace; the scan is the prefill\n// kernel "
+            "above.\n"
          << "template <bool TensorCores>\n"
          << "__device__ __forceinline__ void prep(const Params &p) {\n"
          << "  extern __shared__ float4 prepSmem[];\n"
          << "  float *const smem = reinterpret_cast<float *>(prepSmem);\n"
          << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
          << "  (void)lane;\n"
-         << "  const int64_t v0 = (blockIdx.x % (DV / BV)) * BV, hv = "
-            "blockIdx.y, seq = blockIdx.z;\n"
+         << "  const int64_t hv = blockIdx.y, seq = blockIdx.z;\n"
          << kernelPreamble()
-         << "  const int64_t t0 = bos + (int64_t)(blockIdx.x / (DV / BV)) * "
-            "C;\n"
+         << "  const int64_t t0 = bos + (int64_t)blockIdx.x * C;\n"
          << "  if (t0 >= eos)\n    return;\n"
          << "#ifdef RKC_PROFILE_OPS\n"
          << "  long long profile[" << profiledOps.size()
@@ -1143,9 +1150,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
               "(size_t)slots * params.value_heads * "
            << s.workspaceFloats << " * sizeof(float), stream)))\n"
            << "    return status;\n"
-           << "  const unsigned prepGrid[3] = {(unsigned)(perSeq * "
-           << s.dv / s.valueTile
-           << "), (unsigned)params.value_heads, (unsigned)params.num_seqs};\n"
+           << "  const unsigned prepGrid[3] = {(unsigned)perSeq, "
+              "(unsigned)params.value_heads, (unsigned)params.num_seqs};\n"
            << "  status = rkc_launch(&rkc_" << name
            << "_module, params.a.o.dtype == RKC_F32 ? \"rkc_" << name
            << "_prep_kernel\" : \"rkc_" << name << "_prep_kernel_tc\", "

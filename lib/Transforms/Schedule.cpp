@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace rkc::rec {
 #define GEN_PASS_DEF_RECSCHEDULE
@@ -29,14 +30,24 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// Places the results of `ops` (run in that order) in shared memory from
   /// `base` on, by first fit over live ranges, into `attr`; an op's
   /// operands count as uses only when `reads(op)`. Returns the floats used.
+  /// Ops from `loopBegin` on run again for every value tile: a value
+  /// defined before the loop and read in it lives to the loop's end.
   int64_t planOps(ArrayRef<Operation *> ops, int64_t base, StringRef attr,
-                  ChunkedOp chunked, llvm::function_ref<bool(Operation *)> reads) {
+                  ChunkedOp chunked, llvm::function_ref<bool(Operation *)> reads,
+                  size_t loopBegin = SIZE_MAX) {
     int64_t chunk = chunked.getChunkSize(), m = chunked.getSubstepsPerToken();
-    llvm::DenseMap<Value, size_t> lastUse;
+    llvm::DenseMap<Value, size_t> lastUse, index;
+    for (auto [i, op] : llvm::enumerate(ops))
+      for (Value r : op->getResults())
+        index[r] = i;
     for (auto [i, op] : llvm::enumerate(ops))
       if (reads(op))
         for (Value operand : op->getOperands())
-          lastUse[operand] = i;
+          lastUse[operand] =
+              i >= loopBegin && index.count(operand) &&
+                      index[operand] < loopBegin
+                  ? ops.size() - 1
+                  : i;
     std::vector<std::pair<int64_t, int64_t>> live; // [begin, end) in floats
     llvm::DenseMap<Value, std::pair<int64_t, int64_t>> placed;
     int64_t peak = base;
@@ -82,19 +93,39 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       return attr ? attr.getValue() : StringRef("");
     };
     prepFloats = 0;
-    SmallVector<Operation *> all, prep, scan;
+    // The prep kernel runs the key-side ops of its chunk once, then the
+    // value-side ones (those with a value axis, and what reads them) for
+    // each value tile in turn: key-side work is not redone per value tile.
+    llvm::DenseSet<Operation *> valueSide;
+    SmallVector<Operation *> all, prep, prepValues, scan;
     for (Operation &op : body) {
       all.push_back(&op);
+      bool value = llvm::any_of(op.getResultTypes(), [](Type t) {
+                     auto tile = cast<TileType>(t);
+                     return tile.getCols() == Axis::value ||
+                            tile.getRows() == Axis::value;
+                   }) ||
+                   llvm::any_of(op.getOperands(), [&](Value v) {
+                     return v.getDefiningOp() &&
+                            valueSide.contains(v.getDefiningOp());
+                   });
+      if (value)
+        valueSide.insert(&op);
       if (phase(&op) == "prep" || phase(&op) == "both")
-        prep.push_back(&op);
+        (value ? prepValues : prep).push_back(&op);
       if (phase(&op) != "prep" || op.hasAttr("rec.to_scan"))
         scan.push_back(&op);
     }
+    Builder builder(&getContext());
+    for (Operation *op : prepValues)
+      op->setAttr("rec.per_value_tile", builder.getUnitAttr());
+    size_t loopBegin = prep.size();
+    prep.append(prepValues.begin(), prepValues.end());
     if (!chunked->hasAttr("rec.split_scan"))
       return planOps(all, stateFloats, "rec.smem_offset", chunked,
                      [](Operation *) { return true; });
     prepFloats = planOps(prep, 0, "rec.prep_smem_offset", chunked,
-                         [](Operation *) { return true; });
+                         [](Operation *) { return true; }, loopBegin);
     return planOps(scan, stateFloats, "rec.smem_offset", chunked,
                    [&](Operation *op) { return phase(op) != "prep"; });
   }

@@ -19,12 +19,15 @@
 // CHECK: // kept for the scan: tile1
 // CHECK: ws[0 + e] = tile1[960 + e];
 // CHECK: rec.chunk.gram
-// Value-side tiles: each value tile writes its columns of the full row.
+// Value-side ops run once per value tile, after the key-side ones; each
+// writes its columns of the full row.
+// CHECK: for (v0 = 0; v0 < DV; v0 += BV) {
 // CHECK: ws[1088 + (e / BV) * DV + v0 + e % BV] = tile19[e];
 // CHECK-NOT: rec.chunk.decay_state
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {
 
 // LAUNCH: p->workspace = NULL;
 // LAUNCH: rkc_stream_alloc((void **)&params.workspace, (size_t)slots * params.value_heads * 6464 * sizeof(float), stream)
+// LAUNCH: const unsigned prepGrid[3] = {(unsigned)perSeq, (unsigned)params.value_heads, (unsigned)params.num_seqs};
 // LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid
 // LAUNCH: rkc_stream_free(params.workspace, stream)

@@ -40,7 +40,9 @@
 // in rec.prep_smem_offset, the scan's (its ops, and the prep values it reads
 // back where their ops stand) in rec.smem_offset.
 // WORKSPACE: rec.chunked {{.*}}prep_shared_bytes = {{[0-9]+}} : i64, shared_bytes = {{[0-9]+}} : i64{{.*}}workspace_floats = 12672 : i64
-// PLAN: rec.chunk.rows value {rec.phase = "both", rec.prep_smem_offset = {{[0-9]+}} : i64, rec.smem_offset = {{[0-9]+}} : i64}
+// The value rows and what reads them run once per value tile in the prep
+// kernel, after the key-side ops: rec.per_value_tile.
+// PLAN: rec.chunk.rows value {rec.per_value_tile, rec.phase = "both", rec.prep_smem_offset = {{[0-9]+}} : i64, rec.smem_offset = {{[0-9]+}} : i64}
 // PLAN: rec.chunk.gram {{.*}} {rec.phase = "prep", rec.prep_smem_offset = {{[0-9]+}} : i64}
 // WORKSPACE: rec.to_scan = "last_row", rec.workspace_offset = 0 : i64
 // WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 128 : i64

@@ -1,0 +1,118 @@
+"""bench/report.py, the half of the benchmark that judges and reports (no
+GPU, no PyTorch): the acceptance verdicts against the performance targets,
+the linearity in T, and BENCHMARKS.md with its two plots, from rows of
+made-up measurements.
+
+  python3 test/python/test_report.py WORK_DIR
+"""
+import os
+import sys
+import unittest
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import report  # noqa: E402
+
+
+def timing(ms):
+    return report.Timing([ms * 0.98, ms, ms * 1.02])
+
+
+def row(section, spec, shape, rkc=None, fla=None, status="ok", label="ref",
+        nbytes=None):
+    return {"section": section, "spec": spec, "shape": shape, "status": status,
+            "label": label, "note": "", "err_o": 1e-3, "err_s": 1e-3,
+            "rkc": timing(rkc) if rkc else None,
+            "fla": timing(fla) if fla else None, "bytes": nbytes,
+            "mem_rkc": (0, 0), "mem_fla": (2 ** 30, 0)}
+
+
+SHAPES = [(1, 8192, 32, 128), (4, 4096, 16, 128), (1, 32768, 16, 128)]
+
+
+def verdicts(items):
+    return {item: verdict for item, _, _, verdict in items}
+
+
+class Acceptance(unittest.TestCase):
+    def test_speedups_pass_only_when_every_shape_meets_the_target(self):
+        prefill = [row("prefill", "kda", s, rkc=0.5, fla=1.0) for s in SHAPES]
+        prefill += [row("prefill", "gdn", s, rkc=1.0, fla=1.0) for s in SHAPES]
+        v = verdicts(report.acceptance(["kda", "gdn"], prefill, [], [], 4000))
+        self.assertEqual(v["kda prefill faster than fla ref"], "pass")   # 2.0× ≥ 1.5×
+        self.assertEqual(v["gdn prefill faster than fla ref"], "FAIL")   # 1.0× < 1.3×
+
+    def test_a_row_not_measured_is_not_a_pass(self):
+        prefill = [row("prefill", "kda", SHAPES[0], rkc=0.5, fla=1.0),
+                   row("prefill", "kda", SHAPES[1], status="not run: past --time-limit")]
+        v = verdicts(report.acceptance(["kda"], prefill, [], [], 4000))
+        self.assertEqual(v["kda prefill faster than fla ref"], "n/a")
+
+    def test_time_relative_to_rkc_kda(self):
+        prefill = [row("prefill", "kda", SHAPES[0], rkc=1.0, fla=2.0),
+                   row("prefill", "eda", SHAPES[0], rkc=1.5, fla=8.0, label="dplr"),
+                   row("prefill", "qed", SHAPES[0], rkc=1.5, fla=8.0, label="dplr")]
+        v = verdicts(report.acceptance(["kda", "eda", "qed"], prefill, [], [], 4000))
+        self.assertEqual(v["eda prefill time over RKC's kda"], "pass")   # 1.5 ≤ 1.6
+        self.assertEqual(v["qed prefill time over RKC's kda"], "FAIL")   # 1.5 > 1.3
+
+    def test_decode_share_of_copy_bandwidth(self):
+        # 4000 GB/s copy: 3.6e9 bytes in 1 ms is 3600 GB/s, 90%.
+        decode = [row("decode", "kda", (64, 32, 128), rkc=1.0, nbytes=3.6e9),
+                  row("decode", "gdn", (64, 32, 128), rkc=1.0, nbytes=2.0e9)]
+        v = verdicts(report.acceptance(["kda", "gdn"], [], [], decode, 4000))
+        self.assertEqual(v["kda decode, share of copy bandwidth"], "pass")
+        self.assertEqual(v["gdn decode, share of copy bandwidth"], "FAIL")
+        self.assertEqual(v["decode, every spec, share of copy bandwidth"], "FAIL")
+
+    def test_linear_in_t(self):
+        linear = [row("T sweep", "kda", (1, t, 16, 128), rkc=t / 1000)
+                  for t in report.SWEEP_T]
+        v = verdicts(report.acceptance(["kda"], [], linear, [], 4000))
+        self.assertEqual(v["kda linear in T (RKC): each step over linear "
+                           "extrapolation"], "pass")
+        bent = [dict(r) for r in linear]
+        bent[3] = row("T sweep", "kda", bent[3]["shape"],
+                      rkc=1.3 * bent[3]["shape"][1] / 1000)   # one step 1.3×
+        v = verdicts(report.acceptance(["kda"], [], bent, [], 4000))
+        self.assertEqual(v["kda linear in T (RKC): each step over linear "
+                           "extrapolation"], "FAIL")
+        ratios = report.step_ratios(bent)
+        self.assertAlmostEqual(max(x for _, _, x in ratios), 1.3)
+
+
+class Report(unittest.TestCase):
+    def test_writes_the_tables_and_two_well_formed_plots(self):
+        work = sys.argv[1] if len(sys.argv) > 1 else "/tmp/rkc-report-test"
+        os.makedirs(work, exist_ok=True)
+        prefill = [row("prefill", "kda", s, rkc=0.5, fla=1.0, nbytes=4e8)
+                   for s in SHAPES]
+        prefill.append(row("prefill", "gdn", SHAPES[0], status="FAILED"))
+        sweep = [row("T sweep", "kda", (1, t, 16, 128), rkc=t / 1000,
+                     fla=t / 500) for t in report.SWEEP_T]
+        decode = [row("decode", "kda", (64, 32, 128), rkc=0.1, fla=0.08,
+                      nbytes=3e8)]
+        out = os.path.join(work, "BENCHMARKS.md")
+        text = report.write_report(
+            out, os.path.join(work, "bench", "plots"), None,
+            [("GPU", "a test GPU")], 4000.0, ["kda", "gdn"], prefill, sweep,
+            decode)
+        with open(out) as f:
+            self.assertEqual(f.read(), text)
+        self.assertIn("## Acceptance (the performance targets)", text)
+        self.assertIn("| kda | 1,8192,32,128 | ref | 0.500 (", text)
+        self.assertIn("| gdn | 1,8192,32,128 | ref | – | – | – |", text)
+        self.assertIn("FAILED", text)
+        self.assertIn("![prefill speed-up over fla](bench/plots/speedup.svg)", text)
+        for name in ("speedup.svg", "time_vs_t.svg"):
+            tree = ET.parse(os.path.join(work, "bench", "plots", name))
+            self.assertTrue(tree.getroot().tag.endswith("svg"))
+
+    def test_plots_without_data_say_so(self):
+        self.assertIn("no data", report.svg_bars("t", [], [], [], []))
+        self.assertIn("no data", report.svg_lines("t", [], "x", "y"))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -1137,12 +1137,15 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                      " : \"rkc_" + name + "_" + kernel + "_tc\"";
       if (fwd && split) {
         // The prep kernel over every chunk at once, then the scan; the
-        // workspace between them is stream-ordered memory.
+        // workspace between them is stream-ordered memory. Without tokens,
+        // or without kernels (a launcher built without a fatbin: its calls
+        // return RKC_ERROR_NO_KERNELS), the scan's launch answers alone,
+        // before any allocation touches the driver.
         os << "  const int64_t perSeq = (params.length + " << C << " - 1) / "
            << C << ";\n"
            << "  const int64_t slots = args->cu_seqlens ? params.num_seqs + "
               "perSeq : params.batch * perSeq;\n"
-           << "  if (perSeq == 0)\n"
+           << "  if (perSeq == 0 || !rkc_" << name << "_module.image)\n"
            << "    return rkc_launch(&rkc_" << name << "_module, "
            << kernelName << ", grid, block, " << bytes
            << ", stream, &params, sizeof params);\n"

@@ -27,7 +27,13 @@
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {
 
 // LAUNCH: p->workspace = NULL;
+// No tokens, or no kernels: the scan's launch answers, nothing is allocated.
+// LAUNCH: if (perSeq == 0 || !rkc_kda_module.image)
+// LAUNCH-NEXT: return rkc_launch(&rkc_kda_module,
 // LAUNCH: rkc_stream_alloc((void **)&params.workspace, (size_t)slots * params.value_heads * 6464 * sizeof(float), stream)
 // LAUNCH: const unsigned prepGrid[3] = {(unsigned)perSeq, (unsigned)params.value_heads, (unsigned)params.num_seqs};
 // LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid
 // LAUNCH: rkc_stream_free(params.workspace, stream)
+
+// RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad --no-fatbin --split-scan 2 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: split-scan (2) must be 0 or 1

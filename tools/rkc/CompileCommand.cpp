@@ -192,6 +192,11 @@ std::string findNvcc(const std::string &given) {
 bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
                  CudaKernels &kernels, int64_t &chosen, std::string &error) {
   std::string name = specOp.getSymName().str();
+  if (request.splitScan != 0 && request.splitScan != 1) {
+    error = "split-scan (" + std::to_string(request.splitScan) +
+            ") must be 0 or 1";
+    return false;
+  }
   rec::RecScheduleOptions schedule;
   schedule.dk = request.dk;
   schedule.dv = request.dv;

@@ -173,6 +173,9 @@ def library(name, dk, dv, params=(), device=None):
         return _loaded[key]
 
 
+_tuning_digests = {}  # (path, mtime, size) -> sha256 of the database
+
+
 def _tuning_database():
     """($RKC_TUNING, a digest of its contents), or None: libraries are
     compiled with `rkc compile --tuning` from that database (dispatching by
@@ -182,8 +185,13 @@ def _tuning_database():
     if not path:
         return None
     try:
-        with open(path, "rb") as f:
-            return os.path.abspath(path), hashlib.sha256(f.read()).hexdigest()
+        # Every op call asks: hash the file again only when it changed.
+        stat = os.stat(path)
+        stamp = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+        if stamp not in _tuning_digests:
+            with open(path, "rb") as f:
+                _tuning_digests[stamp] = hashlib.sha256(f.read()).hexdigest()
+        return stamp[0], _tuning_digests[stamp]
     except OSError as e:
         raise RuntimeError("rkc_torch: $RKC_TUNING: cannot read %s: %s" % (
             path, e.strerror))

@@ -202,13 +202,10 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
       for (int e = lane; e < 16 * (jEnd - j0); e += 32) {
         const int i = i0 + e / (jEnd - j0), j = j0 + e % (jEnd - j0);
         const int ri = lRows.real(i), rj = rRows.real(j);
-        const float *li = l + i * inner, *rjp = r + j * inner;
-        const float *a = dl + ri * decayCols, *b = dr + rj * decayCols;
-        float sum = 0.f;
-        if (strict ? rj < ri : rj <= ri)
-          for (int d = 0; d < inner; ++d)
-            sum += li[d] * rjp[d] * __expf(a[d] - b[d]);
-        out[i * R + j] = sum;
+        out[i * R + j] = (strict ? rj < ri : rj <= ri)
+                             ? gramPair(l, r, inner, dl, dr, decayCols, i, j,
+                                        ri, rj)
+                             : 0.f;
       }
       continue;
     }

@@ -33,6 +33,8 @@ namespace {
 struct CudaSchedule {
   int64_t dk = 0, dv = 0, valueTile = 0, threads = 0, sharedBytes = 0;
   int64_t prefetch = 0; // 1: the next chunk's input rows are fetched to L2
+  int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
+  int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
 
   bool read(Operation *op, std::string &error) {
     auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
@@ -51,6 +53,8 @@ struct CudaSchedule {
     threads = get("threads");
     sharedBytes = get("shared_bytes");
     prefetch = get("prefetch");
+    workspaceFloats = get("workspace_floats");
+    prepSharedBytes = get("prep_shared_bytes");
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
       return false;
@@ -98,6 +102,8 @@ public:
     }
     out.prefillSharedBytes = s.sharedBytes;
     out.decodeSharedBytes = decodeSchedule.sharedBytes;
+    out.prepSharedBytes = s.prepSharedBytes;
+    out.workspaceBytesPerChunk = s.workspaceFloats * 4;
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;
@@ -159,6 +165,8 @@ private:
        << "typedef struct rkc_" << name << "_kernel_params {\n"
        << "  rkc_" << name << "_args a;\n"
        << "  int64_t batch, length, key_heads, value_heads, num_seqs;\n"
+       << "  float *workspace; /* split kernels: what the prep kernel hands "
+          "the scan */\n"
        << "} rkc_" << name << "_kernel_params;\n\n";
     os << "/* Prefill: the chunked algorithm over whole sequences. */\n"
        << "rkc_status rkc_" << name << "_fwd(CUstream stream, const rkc_"
@@ -519,49 +527,143 @@ private:
     os << "    RKC_PROFILE_END(" << profiledOps.size() - 1 << ");\n";
   }
 
+  /// Whether a prep value keeps all its rows or its last one only.
+  static bool lastRowOnly(Operation *op) {
+    auto toScan = op->getAttrOfType<StringAttr>("rec.to_scan");
+    return toScan && toScan.getValue() == "last_row";
+  }
+
+  /// Copies a value between its tile and the workspace of its chunk (`ws`,
+  /// the value at rec.workspace_offset): value-side tiles by the columns of
+  /// the value tile at v0 of the full-width row, others whole.
+  void emitWorkspaceCopy(Operation *op, bool store, llvm::raw_ostream &os) {
+    Value v = op->getResult(0);
+    auto type = cast<TileType>(v.getType());
+    int64_t offset =
+        op->getAttrOfType<IntegerAttr>("rec.workspace_offset").getInt();
+    int64_t rows = nrows(v), cols = ncols(v);
+    std::string t = tile(v), w = "ws[" + std::to_string(offset) + " + ";
+    os << "    // " << (store ? "kept for the scan" : "from the prep kernel")
+       << ": " << t << "\n";
+    if (type.getCols() == Axis::value) {
+      std::string at = w + "(e / BV) * DV + v0 + e % BV]";
+      os << "    for (int e = threadIdx.x; e < " << rows * cols
+         << "; e += THREADS)\n      "
+         << (store ? at + " = " + t + "[e]" : t + "[e] = " + at) << ";\n";
+    } else {
+      int64_t first = lastRowOnly(op) ? (rows - 1) * cols : 0;
+      int64_t count = lastRowOnly(op) ? cols : rows * cols;
+      std::string at = w + "e]", here = t + "[" + std::to_string(first) +
+                                         " + e]";
+      os << "    for (int e = threadIdx.x; e < " << count
+         << "; e += THREADS)\n        "
+         << (store ? at + " = " + here : here + " = " + at) << ";\n";
+    }
+    os << "    __syncthreads();\n";
+  }
+
+  /// The ops of one kernel: "all" (the chunks in order), "scan" (the chunks
+  /// in order, prep values read from the workspace where the prep op
+  /// stood, so that their live ranges stay those rec-schedule planned) or
+  /// "prep" (one chunk, the values the scan reads written to it).
+  std::string bodyText(Block &body, StringRef which) {
+    std::string text;
+    llvm::raw_string_ostream ks(text);
+    auto phase = [](Operation &op) {
+      auto attr = op.getAttrOfType<StringAttr>("rec.phase");
+      return attr ? attr.getValue() : StringRef("");
+    };
+    // The tiles this kernel computes or receives.
+    for (Operation &op : body) {
+      bool here = which == "all" || phase(op) == "both" ||
+                  phase(op) == which ||
+                  (which == "scan" && op.hasAttr("rec.to_scan"));
+      for (Value r : op.getResults())
+        if (here)
+          ks << "  float *const " << tile(r) << " = smem + "
+             << (which == "prep" ? prepOffsets : offsets).lookup(r) << "; // "
+             << r.getType() << "\n";
+    }
+    if (which == "prep") {
+      // The key-side ops once, then the value-side ones for each value
+      // tile (rec-schedule planned shared memory in that order).
+      ks << "  {\n    float *const ws = chunkWorkspace(p, seq, t0, hv);\n"
+         << "    int64_t v0 = 0;\n";
+      for (bool perValueTile : {false, true}) {
+        if (perValueTile)
+          ks << "  for (v0 = 0; v0 < DV; v0 += BV) {\n";
+        for (Operation &op : body) {
+          if ((phase(op) != "prep" && phase(op) != "both") ||
+              op.hasAttr("rec.per_value_tile") != perValueTile)
+            continue;
+          emitChunkOp(&op, ks);
+          if (op.hasAttr("rec.to_scan"))
+            emitWorkspaceCopy(&op, /*store=*/true, ks);
+        }
+        if (perValueTile)
+          ks << "  }\n";
+      }
+      ks << "  }\n";
+      return text;
+    }
+    ks << "  for (int64_t t0 = bos; t0 < eos; t0 += C) {\n";
+    if (which == "scan")
+      ks << "    const float *const ws = chunkWorkspace(p, seq, t0, hv);\n";
+    // The next chunk's input rows are fetched into L2 while this chunk
+    // runs: the row loads of rec.chunk.rows then wait on L2, not on HBM.
+    if (s.prefetch) {
+      ks << "    if (t0 + C < eos) {\n"
+         << "      const int64_t next = t0 + C, tokens = eos - next < C ? "
+            "eos - next : C;\n";
+      for (const SpecPlan::Input &in : plan.inputs) {
+        if (in.rate == Rate::head)
+          continue;
+        std::string width = in.side == Side::Key     ? "DK"
+                            : in.side == Side::Value ? "DV"
+                                                     : "1";
+        ks << "      prefetchRows(p.a." << in.name << ", row, next, tokens, "
+           << (in.rate == Rate::substep ? "RKC_SUBSTEP_ROWS" : "1")
+           << ", hv, p.value_heads, " << width << ");\n";
+      }
+      ks << "    }\n";
+    }
+    for (Operation &op : body) {
+      if (which == "scan" && phase(op) == "prep") {
+        if (op.hasAttr("rec.to_scan"))
+          emitWorkspaceCopy(&op, /*store=*/false, ks);
+        continue;
+      }
+      emitChunkOp(&op, ks);
+    }
+    ks << "  }\n";
+    return text;
+  }
+
   bool emitDevice(std::string &text, std::string &error) {
     Block &body = chunkedOp.getBody().front();
     int id = 0;
     for (Operation &op : body)
       for (Value r : op.getResults()) {
         valueIds[r] = id++;
+        // After --rec-split-scan a prep-only value has a place in the prep
+        // kernel's plan alone.
         auto offset = op.getAttrOfType<IntegerAttr>("rec.smem_offset");
-        if (!offset) {
+        auto prepOffset =
+            op.getAttrOfType<IntegerAttr>("rec.prep_smem_offset");
+        if (!offset && !prepOffset) {
           error = "a chunk op has no rec.smem_offset: run --rec-schedule";
           return false;
         }
-        offsets[r] = offset.getInt();
+        if (offset)
+          offsets[r] = offset.getInt();
+        if (prepOffset)
+          prepOffsets[r] = prepOffset.getInt();
       }
 
-    // The kernel body first: it decides which row functions exist.
-    std::string kernelText;
-    llvm::raw_string_ostream ks(kernelText);
-    for (Operation &op : body)
-      for (Value r : op.getResults())
-        ks << "  float *const " << tile(r) << " = smem + " << offsets[r]
-           << "; // " << r.getType() << "\n";
-    ks << "  for (int64_t t0 = bos; t0 < eos; t0 += C) {\n";
-    // The next chunk's input rows are fetched into L2 while this chunk
-    // runs: the row loads of rec.chunk.rows then wait on L2, not on HBM.
-    if (s.prefetch) {
-    ks << "    if (t0 + C < eos) {\n"
-       << "      const int64_t next = t0 + C, tokens = eos - next < C ? eos - "
-          "next : C;\n";
-    for (const SpecPlan::Input &in : plan.inputs) {
-      if (in.rate == Rate::head)
-        continue;
-      std::string width = in.side == Side::Key     ? "DK"
-                          : in.side == Side::Value ? "DV"
-                                                   : "1";
-      ks << "      prefetchRows(p.a." << in.name << ", row, next, tokens, "
-         << (in.rate == Rate::substep ? "RKC_SUBSTEP_ROWS" : "1") << ", hv, "
-         << "p.value_heads, " << width << ");\n";
-    }
-    ks << "    }\n";
-    }
-    for (Operation &op : body)
-      emitChunkOp(&op, ks);
-    ks << "  }\n";
+    // The kernel bodies first: they decide which row functions exist.
+    split = chunkedOp->hasAttr("rec.split_scan") && s.workspaceFloats > 0;
+    std::string kernelText = bodyText(body, split ? "scan" : "all");
+    std::string prepText = split ? bodyText(body, "prep") : std::string();
     if (!unsupported.empty()) {
       error = "the CUDA emitter has no code for '" + unsupported + "'";
       return false;
@@ -584,7 +686,22 @@ private:
        << "constexpr int THREADS = " << s.threads
        << ", WARPS = THREADS / 32;\n"
        << "[[maybe_unused]] constexpr int RKC_SUBSTEP_ROWS = "
-       << plan.substepRows(plan.params) << ";\n\n"
+       << plan.substepRows(plan.params) << ";\n"
+       << "[[maybe_unused]] constexpr int64_t WS_FLOATS = "
+       << s.workspaceFloats
+       << "; // what a (chunk, value head) hands from prep to scan\n\n"
+       << "/// The workspace of the chunk of sequence `seq` starting at token "
+          "t0: batch rows\n/// have ceil(T / C) chunk slots each; packed "
+          "sequences take slot seq + t0 / C\n/// (distinct: a later "
+          "sequence starts no earlier, and one index later).\n"
+       << "[[maybe_unused]] __device__ inline float *chunkWorkspace(const "
+          "Params &p, int64_t seq,\n"
+       << "                                                      int64_t t0, "
+          "int64_t hv) {\n"
+       << "  const int64_t perSeq = (p.length + C - 1) / C;\n"
+       << "  const int64_t slot = p.a.cu_seqlens ? seq + t0 / C : seq * perSeq "
+          "+ t0 / C;\n"
+       << "  return p.workspace + (slot * p.value_heads + hv) * WS_FLOATS;\n}\n\n"
        << R"(__device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
   case RKC_BF16:
@@ -707,6 +824,32 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
          << name << "_prefill_kernel" << suffix
          << "(const Params p) {\n  prefill<" << tc << ">(p);\n}\n\n";
+    if (split) {
+      os << "// The prep kernel (--rec-split-scan): one block per (chunk, "
+            "value head, sequence)\n// runs the state-free ops of its chunk "
+            "(the value-side ones for each value tile)\n// and writes what the "
+            "scan reads to the workspace; the scan is the prefill\n// kernel "
+            "above.\n"
+         << "template <bool TensorCores>\n"
+         << "__device__ __forceinline__ void prep(const Params &p) {\n"
+         << "  extern __shared__ float4 prepSmem[];\n"
+         << "  float *const smem = reinterpret_cast<float *>(prepSmem);\n"
+         << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
+         << "  (void)lane;\n"
+         << "  const int64_t hv = blockIdx.y, seq = blockIdx.z;\n"
+         << kernelPreamble()
+         << "  const int64_t t0 = bos + (int64_t)blockIdx.x * C;\n"
+         << "  if (t0 >= eos)\n    return;\n"
+         << "#ifdef RKC_PROFILE_OPS\n"
+         << "  long long profile[" << profiledOps.size()
+         << "] = {}, profileStart = 0;\n  (void)profile;\n"
+         << "#endif\n"
+         << prepText << "}\n\n";
+      for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
+        os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
+           << name << "_prep_kernel" << suffix
+           << "(const Params p) {\n  prep<" << tc << ">(p);\n}\n\n";
+    }
     emitDecodeKernel(os);
     return true;
   }
@@ -971,6 +1114,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << llvm::formatv("{0:e}", defaultScale).str() << "f;\n"
        << "  p->batch = B;\n  p->length = T;\n  p->key_heads = H;\n"
        << "  p->value_heads = HV;\n  p->num_seqs = N;\n"
+       << "  p->workspace = NULL;\n"
        << "  return RKC_SUCCESS;\n}\n\n";
     for (auto [kind, kernel, bytes] :
          {std::tuple{"fwd", "prefill_kernel", prefillBytes},
@@ -985,11 +1129,45 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << ", (unsigned)params.value_heads, (unsigned)params.num_seqs};\n"
          << "  const unsigned block[3] = {" << s.threads << ", 1, 1};\n";
       std::string kernelName = "\"rkc_" + name + "_" + kernel + "\"";
-      if (std::string(kind) == "fwd")
+      bool fwd = std::string(kind) == "fwd";
+      if (fwd)
         // 16-bit outputs: the chunk products on TF32 tensor cores (MATH.md's
         // bf16 tolerance); float32 outputs keep float32 products.
         kernelName = "params.a.o.dtype == RKC_F32 ? " + kernelName +
                      " : \"rkc_" + name + "_" + kernel + "_tc\"";
+      if (fwd && split) {
+        // The prep kernel over every chunk at once, then the scan; the
+        // workspace between them is stream-ordered memory. Without tokens,
+        // or without kernels (a launcher built without a fatbin: its calls
+        // return RKC_ERROR_NO_KERNELS), the scan's launch answers alone,
+        // before any allocation touches the driver.
+        os << "  const int64_t perSeq = (params.length + " << C << " - 1) / "
+           << C << ";\n"
+           << "  const int64_t slots = args->cu_seqlens ? params.num_seqs + "
+              "perSeq : params.batch * perSeq;\n"
+           << "  if (perSeq == 0 || !rkc_" << name << "_module.image)\n"
+           << "    return rkc_launch(&rkc_" << name << "_module, "
+           << kernelName << ", grid, block, " << bytes
+           << ", stream, &params, sizeof params);\n"
+           << "  if ((status = rkc_stream_alloc((void **)&params.workspace, "
+              "(size_t)slots * params.value_heads * "
+           << s.workspaceFloats << " * sizeof(float), stream)))\n"
+           << "    return status;\n"
+           << "  const unsigned prepGrid[3] = {(unsigned)perSeq, "
+              "(unsigned)params.value_heads, (unsigned)params.num_seqs};\n"
+           << "  status = rkc_launch(&rkc_" << name
+           << "_module, params.a.o.dtype == RKC_F32 ? \"rkc_" << name
+           << "_prep_kernel\" : \"rkc_" << name << "_prep_kernel_tc\", "
+           << "prepGrid, block, " << s.prepSharedBytes
+           << ", stream, &params, sizeof params);\n"
+           << "  if (!status)\n    status = rkc_launch(&rkc_" << name
+           << "_module, " << kernelName << ", grid, block, " << bytes
+           << ", stream, &params, sizeof params);\n"
+           << "  const rkc_status freed = rkc_stream_free(params.workspace, "
+              "stream);\n"
+           << "  return status ? status : freed;\n}\n\n";
+        continue;
+      }
       os << "  return rkc_launch(&rkc_" << name << "_module, " << kernelName
          << ", grid, block, " << bytes
          << ", stream, &params, sizeof params);\n}\n\n";
@@ -1023,10 +1201,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   SpecPlan plan, decodePlan;
   std::string name;
   int64_t m = 1, C = 1;
-  llvm::DenseMap<Value, int64_t> offsets;
+  llvm::DenseMap<Value, int64_t> offsets, prepOffsets;
   llvm::DenseMap<Value, int> valueIds;
   std::set<std::tuple<int64_t, RowRole, Axis>> rowFunctions;
   std::vector<std::string> profiledOps; // chunk ops, in kernel order
+  bool split = false; // prep and scan kernels (--rec-split-scan)
   std::string unsupported; // a chunk op the emitter cannot print
 };
 

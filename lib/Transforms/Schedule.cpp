@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace rkc::rec {
 #define GEN_PASS_DEF_RECSCHEDULE
@@ -26,28 +27,37 @@ namespace {
 struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   using RecScheduleBase::RecScheduleBase;
 
-  /// Plans the chunk body; returns the floats it needs, state slice included.
-  int64_t planChunkBody(ChunkedOp chunked) {
-    Block &body = chunked.getBody().front();
+  /// Places the results of `ops` (run in that order) in shared memory from
+  /// `base` on, by first fit over live ranges, into `attr`; an op's
+  /// operands count as uses only when `reads(op)`. Returns the floats used.
+  /// Ops from `loopBegin` on run again for every value tile: a value
+  /// defined before the loop and read in it lives to the loop's end.
+  int64_t planOps(ArrayRef<Operation *> ops, int64_t base, StringRef attr,
+                  ChunkedOp chunked, llvm::function_ref<bool(Operation *)> reads,
+                  size_t loopBegin = SIZE_MAX) {
     int64_t chunk = chunked.getChunkSize(), m = chunked.getSubstepsPerToken();
-    SmallVector<Operation *> ops;
-    for (Operation &op : body)
-      ops.push_back(&op);
-    llvm::DenseMap<Value, size_t> lastUse;
+    llvm::DenseMap<Value, size_t> lastUse, index;
     for (auto [i, op] : llvm::enumerate(ops))
-      for (Value operand : op->getOperands())
-        lastUse[operand] = i;
-    const int64_t stateFloats = dk * valueTile;
+      for (Value r : op->getResults())
+        index[r] = i;
+    for (auto [i, op] : llvm::enumerate(ops))
+      if (reads(op))
+        for (Value operand : op->getOperands())
+          lastUse[operand] =
+              i >= loopBegin && index.count(operand) &&
+                      index[operand] < loopBegin
+                  ? ops.size() - 1
+                  : i;
     std::vector<std::pair<int64_t, int64_t>> live; // [begin, end) in floats
     llvm::DenseMap<Value, std::pair<int64_t, int64_t>> placed;
-    int64_t peak = stateFloats;
+    int64_t peak = base;
     Builder builder(&getContext());
     for (auto [i, op] : llvm::enumerate(ops)) {
       for (Value result : op->getResults()) {
         auto tile = cast<TileType>(result.getType());
         int64_t size = TileExtents{chunk, m, dk, valueTile}.elements(tile);
         std::sort(live.begin(), live.end());
-        int64_t offset = stateFloats;
+        int64_t offset = base;
         for (auto [begin, end] : live) {
           if (offset + size <= begin)
             break;
@@ -56,13 +66,68 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         live.push_back({offset, offset + size});
         placed[result] = live.back();
         peak = std::max(peak, offset + size);
-        op->setAttr("rec.smem_offset", builder.getI64IntegerAttr(offset));
+        op->setAttr(attr, builder.getI64IntegerAttr(offset));
       }
-      for (Value operand : op->getOperands())
-        if (lastUse[operand] == i && placed.count(operand))
-          llvm::erase(live, placed[operand]);
+      if (reads(op))
+        for (Value operand : op->getOperands())
+          if (lastUse[operand] == i && placed.count(operand))
+            llvm::erase(live, placed[operand]);
+      // A result nothing later reads (a prep value only the scan reads,
+      // written out right after its op) frees its space at once.
+      for (Value result : op->getResults())
+        if (!lastUse.count(result))
+          llvm::erase(live, placed[result]);
     }
     return peak;
+  }
+
+  /// Plans the chunk body; returns the floats it needs, state slice included.
+  /// After --rec-split-scan, the scan kernel's plan (rec.smem_offset: its
+  /// ops, and the prep values it reads back where their ops stand) and the
+  /// prep kernel's (rec.prep_smem_offset, no state slice; `prepFloats`).
+  int64_t planChunkBody(ChunkedOp chunked, int64_t &prepFloats) {
+    Block &body = chunked.getBody().front();
+    const int64_t stateFloats = dk * valueTile;
+    auto phase = [](Operation *op) {
+      auto attr = op->getAttrOfType<StringAttr>("rec.phase");
+      return attr ? attr.getValue() : StringRef("");
+    };
+    prepFloats = 0;
+    // The prep kernel runs the key-side ops of its chunk once, then the
+    // value-side ones (those with a value axis, and what reads them) for
+    // each value tile in turn: key-side work is not redone per value tile.
+    llvm::DenseSet<Operation *> valueSide;
+    SmallVector<Operation *> all, prep, prepValues, scan;
+    for (Operation &op : body) {
+      all.push_back(&op);
+      bool value = llvm::any_of(op.getResultTypes(), [](Type t) {
+                     auto tile = cast<TileType>(t);
+                     return tile.getCols() == Axis::value ||
+                            tile.getRows() == Axis::value;
+                   }) ||
+                   llvm::any_of(op.getOperands(), [&](Value v) {
+                     return v.getDefiningOp() &&
+                            valueSide.contains(v.getDefiningOp());
+                   });
+      if (value)
+        valueSide.insert(&op);
+      if (phase(&op) == "prep" || phase(&op) == "both")
+        (value ? prepValues : prep).push_back(&op);
+      if (phase(&op) != "prep" || op.hasAttr("rec.to_scan"))
+        scan.push_back(&op);
+    }
+    Builder builder(&getContext());
+    for (Operation *op : prepValues)
+      op->setAttr("rec.per_value_tile", builder.getUnitAttr());
+    size_t loopBegin = prep.size();
+    prep.append(prepValues.begin(), prepValues.end());
+    if (!chunked->hasAttr("rec.split_scan"))
+      return planOps(all, stateFloats, "rec.smem_offset", chunked,
+                     [](Operation *) { return true; });
+    prepFloats = planOps(prep, 0, "rec.prep_smem_offset", chunked,
+                         [](Operation *) { return true; }, loopBegin);
+    return planOps(scan, stateFloats, "rec.smem_offset", chunked,
+                   [&](Operation *op) { return phase(op) != "prep"; });
   }
 
   /// After --rec-split-scan: the workspace a (chunk, value head) keeps
@@ -91,12 +156,16 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   }
 
   DictionaryAttr schedule(int64_t sharedBytes, int64_t workspaceFloats = 0,
+                          int64_t prepSharedBytes = 0,
                           StringRef state = "f32, shared memory") {
     Builder b(&getContext());
     SmallVector<NamedAttribute> extra;
     if (workspaceFloats)
       extra.push_back(b.getNamedAttr(
           "workspace_floats", b.getI64IntegerAttr(workspaceFloats)));
+    if (prepSharedBytes)
+      extra.push_back(b.getNamedAttr(
+          "prep_shared_bytes", b.getI64IntegerAttr(prepSharedBytes)));
     return b.getDictionaryAttr(llvm::to_vector(llvm::concat<const NamedAttribute>(
         extra, ArrayRef<NamedAttribute>{
         b.getNamedAttr("dk", b.getI64IntegerAttr(dk)),
@@ -139,8 +208,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                                  "token";
           return signalPassFailure();
         }
-        int64_t bytes = planChunkBody(chunked) * 4;
-        if (bytes > maxSharedBytes) {
+        int64_t prepFloats = 0;
+        int64_t bytes = planChunkBody(chunked, prepFloats) * 4;
+        if (std::max(bytes, prepFloats * 4) > maxSharedBytes) {
+          bytes = std::max(bytes, prepFloats * 4);
           chunked.emitError()
               << "rec-schedule: the chunk body needs " << bytes
               << " bytes of shared memory (chunk of "
@@ -152,14 +223,14 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
           return signalPassFailure();
         }
         chunked->setAttr("rec.schedule",
-                         schedule(bytes, planWorkspace(chunked)));
+                         schedule(bytes, planWorkspace(chunked), prepFloats * 4));
       } else if (auto decode = dyn_cast<DecodeOp>(op)) {
         // The state slice is in registers; shared memory holds the
         // reductions' partial sums and totals (threads + value-tile floats)
         // and a sub-step's row vectors: see the decode kernel.
         int64_t floats = threads + valueTile + 5 * dk + 2 * valueTile + 4;
         decode->setAttr("rec.schedule",
-                        schedule(floats * 4, 0, "f32, registers"));
+                        schedule(floats * 4, 0, 0, "f32, registers"));
       }
     });
   }

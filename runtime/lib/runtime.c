@@ -365,6 +365,8 @@ static struct {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuMemsetD8Async)(uint64_t, unsigned char, size_t, CUstream);
+  CUresult (*cuMemAllocAsync)(uint64_t *, size_t, CUstream);
+  CUresult (*cuMemFreeAsync)(uint64_t, CUstream);
   CUresult (*cuDeviceGetName)(char *, int, CUdevice);
   CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
   CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
@@ -398,6 +400,8 @@ static rkc_status load_tools(void) {
     RKC_LOAD_TOOL(cuEventSynchronize, "cuEventSynchronize")
     RKC_LOAD_TOOL(cuEventDestroy, "cuEventDestroy_v2")
     RKC_LOAD_TOOL(cuMemsetD8Async, "cuMemsetD8Async")
+    RKC_LOAD_TOOL(cuMemAllocAsync, "cuMemAllocAsync")
+    RKC_LOAD_TOOL(cuMemFreeAsync, "cuMemFreeAsync")
     RKC_LOAD_TOOL(cuDeviceGetName, "cuDeviceGetName")
     RKC_LOAD_TOOL(cuDeviceGetAttribute, "cuDeviceGetAttribute")
     RKC_LOAD_TOOL(cuFuncGetAttribute, "cuFuncGetAttribute")
@@ -457,6 +461,26 @@ rkc_status rkc_device_memset_async(void *device, unsigned char value,
   CUresult r = tools.cuMemsetD8Async((uint64_t)(uintptr_t)device, value,
                                      bytes, stream);
   return r ? cuda_fail("cuMemsetD8Async", r) : RKC_SUCCESS;
+}
+
+rkc_status rkc_stream_alloc(void **pointer, size_t bytes, CUstream stream) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  uint64_t address = 0;
+  CUresult r = tools.cuMemAllocAsync(&address, bytes ? bytes : 1, stream);
+  if (r)
+    return cuda_fail("cuMemAllocAsync", r);
+  *pointer = (void *)(uintptr_t)address;
+  return RKC_SUCCESS;
+}
+
+rkc_status rkc_stream_free(void *pointer, CUstream stream) {
+  rkc_status status = load_tools();
+  if (status || !pointer)
+    return status;
+  CUresult r = tools.cuMemFreeAsync((uint64_t)(uintptr_t)pointer, stream);
+  return r ? cuda_fail("cuMemFreeAsync", r) : RKC_SUCCESS;
 }
 
 rkc_status rkc_device_get_properties(int device,

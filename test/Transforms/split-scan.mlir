@@ -1,6 +1,7 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" | FileCheck %s
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan | FileCheck %s --check-prefix=EDA
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" --rec-schedule | FileCheck %s --check-prefix=WORKSPACE
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" --rec-schedule | FileCheck %s --check-prefix=PLAN
 
 // KDA: everything up to the WY vectors is prep (every chunk at once); the
 // products with the entering state %arg0 and what follows them are scan.
@@ -35,7 +36,14 @@
 // rec-schedule lays out what crosses, per (chunk, value head), in floats:
 // G's last row (dk = 128), then W, U0, Q̃, A_qa (16 x 16), A_qk V, Ã and K̃
 // (16 x 128 each, value-side tiles for all of dv): 128 + 6·2048 + 256.
-// WORKSPACE: rec.chunked {{.*}}workspace_floats = 12672 : i64
+// Each kernel has its own shared-memory plan: the prep's (no state slice)
+// in rec.prep_smem_offset, the scan's (its ops, and the prep values it reads
+// back where their ops stand) in rec.smem_offset.
+// WORKSPACE: rec.chunked {{.*}}prep_shared_bytes = {{[0-9]+}} : i64, shared_bytes = {{[0-9]+}} : i64{{.*}}workspace_floats = 12672 : i64
+// The value rows and what reads them run once per value tile in the prep
+// kernel, after the key-side ops: rec.per_value_tile.
+// PLAN: rec.chunk.rows value {rec.per_value_tile, rec.phase = "both", rec.prep_smem_offset = {{[0-9]+}} : i64, rec.smem_offset = {{[0-9]+}} : i64}
+// PLAN: rec.chunk.gram {{.*}} {rec.phase = "prep", rec.prep_smem_offset = {{[0-9]+}} : i64}
 // WORKSPACE: rec.to_scan = "last_row", rec.workspace_offset = 0 : i64
 // WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 128 : i64
 // WORKSPACE: rec.to_scan = "all", rec.workspace_offset = 2176 : i64

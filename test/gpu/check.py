@@ -51,10 +51,10 @@ def run(cmd, **kw):
     return r.stdout
 
 
-def build(rkc, spec, d, work):
+def build(rkc, spec, d, work, compile_args=()):
     folder = os.path.join(work, "%s_d%d" % (spec, d))
     run([rkc, "compile", "examples/specs/%s.mlir" % spec, "-o", folder,
-         "--dk", str(d), "--dv", str(d)])
+         "--dk", str(d), "--dv", str(d)] + list(compile_args))
     run(["cc", "-shared", "-fPIC", "-O2", "-std=c11", "-I", folder, "-o",
          os.path.join(folder, "lib%s.so" % spec),
          os.path.join(folder, "%s_launch.c" % spec),
@@ -133,6 +133,8 @@ def main():
     parser.add_argument("--dtypes", default="f32,bf16")
     parser.add_argument("--quick", action="store_true",
                         help="one small case a spec")
+    parser.add_argument("--compile-args", default="",
+                        help="extra rkc compile options, e.g. '--split-scan 1'")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     specs = args.specs.split(",")
@@ -141,7 +143,8 @@ def main():
     with futures.ThreadPoolExecutor(os.cpu_count()) as pool:
         folders = dict(zip([(s, d) for s in specs for d in dims],
                            pool.map(lambda sd: build(args.rkc, sd[0], sd[1],
-                                                     args.work),
+                                                     args.work,
+                                                     args.compile_args.split()),
                                     [(s, d) for s in specs for d in dims])))
     print("compiled %d kernels in %.1f s" % (len(folders), time.time() - start),
           flush=True)

@@ -25,8 +25,8 @@ using ::testing::Not;
 namespace {
 
 Schedule schedule(int64_t chunk, int64_t valueTile, int64_t threads,
-                  int64_t prefetch) {
-  return Schedule{{chunk, valueTile, threads, prefetch}};
+                  int64_t prefetch, int64_t splitScan) {
+  return Schedule{{chunk, valueTile, threads, prefetch, splitScan}};
 }
 
 /// A complete ok row of a configuration "TestGPU", sm_90a, rkc 0.1.0.
@@ -70,28 +70,36 @@ TEST(ScheduleSpace, KnobsAndEnumeration) {
   std::vector<std::string> keys;
   for (const Knob &k : scheduleKnobs())
     keys.push_back(k.key);
-  EXPECT_THAT(keys, ::testing::ElementsAre("chunk_size", "value_tile",
-                                           "threads", "prefetch"));
+  EXPECT_THAT(keys,
+              ::testing::ElementsAre("chunk_size", "value_tile", "threads",
+                                     "prefetch", "split_scan"));
   CompileRequest request;
-  EXPECT_EQ(enumerateSchedules(request).size(), 96u); // dv = 128
+  EXPECT_EQ(enumerateSchedules(request).size(), 192u); // dv = 128
   request.dv = 64;
   std::vector<Schedule> all = enumerateSchedules(request);
-  EXPECT_EQ(all.size(), 72u); // value tile 128 does not divide 64
+  EXPECT_EQ(all.size(), 144u); // value tile 128 does not divide 64
   for (const Schedule &s : all)
     EXPECT_EQ(64 % s.get("value_tile"), 0);
-  // Prefetch is valid whatever dv: half the schedules prefetch.
-  EXPECT_EQ(llvm::count_if(all,
-                           [](const Schedule &s) {
-                             return s.get("prefetch") == 1;
-                           }),
-            36);
+  // Prefetch and split-scan are valid whatever dv: half the schedules
+  // prefetch, half split, a quarter both.
+  auto count = [&](int64_t prefetch, int64_t splitScan) {
+    return llvm::count_if(all, [&](const Schedule &s) {
+      return (prefetch < 0 || s.get("prefetch") == prefetch) &&
+             (splitScan < 0 || s.get("split_scan") == splitScan);
+    });
+  };
+  EXPECT_EQ(count(1, -1), 72);
+  EXPECT_EQ(count(-1, 1), 72);
+  EXPECT_EQ(count(1, 1), 36);
   request.dv = 96;
-  EXPECT_EQ(enumerateSchedules(request).size(), 48u); // value tiles 16, 32
-  // The first knob varies slowest, the last (prefetch) fastest.
-  EXPECT_EQ(all.front(), schedule(64, 16, 128, 0));
-  EXPECT_EQ(all[1], schedule(64, 16, 128, 1));
-  EXPECT_EQ(all[2], schedule(64, 16, 256, 0));
-  EXPECT_EQ(all.back(), schedule(8, 64, 512, 1));
+  EXPECT_EQ(enumerateSchedules(request).size(), 96u); // value tiles 16, 32
+  // The first knob varies slowest, the last (split-scan) fastest.
+  EXPECT_EQ(all.front(), schedule(64, 16, 128, 0, 0));
+  EXPECT_EQ(all[1], schedule(64, 16, 128, 0, 1));
+  EXPECT_EQ(all[2], schedule(64, 16, 128, 1, 0));
+  EXPECT_EQ(all[3], schedule(64, 16, 128, 1, 1));
+  EXPECT_EQ(all[4], schedule(64, 16, 256, 0, 0));
+  EXPECT_EQ(all.back(), schedule(8, 64, 512, 1, 1));
   std::set<Schedule> distinct(all.begin(), all.end());
   EXPECT_EQ(distinct.size(), all.size());
 }
@@ -99,30 +107,44 @@ TEST(ScheduleSpace, KnobsAndEnumeration) {
 TEST(ScheduleSpace, RequestRoundTripAndNames) {
   CompileRequest request;
   Schedule s = Schedule::of(request);
-  EXPECT_EQ(s, schedule(0, 32, 256, 0)); // chunk 0: auto; no prefetch
+  // chunk 0: auto; no prefetch, one kernel (no split-scan).
+  EXPECT_EQ(s, schedule(0, 32, 256, 0, 0));
   // 0 is "auto" for the chunk size, which does not search 0, and a value
-  // for prefetch, which does.
+  // for prefetch and split-scan, which do.
   EXPECT_EQ(s.describe(), "chunk auto, value-tile 32, threads 256, "
-                          "prefetch 0");
-  EXPECT_EQ(s.tag(), "c0_v32_t256_p0");
-  Schedule t = schedule(16, 64, 128, 1);
+                          "prefetch 0, split-scan 0");
+  EXPECT_EQ(s.tag(), "c0_v32_t256_p0_s0");
+  Schedule t = schedule(16, 64, 128, 0, 1);
   t.applyTo(request);
   EXPECT_EQ(request.chunkSize, 16);
   EXPECT_EQ(request.valueTile, 64);
   EXPECT_EQ(request.threads, 128);
-  EXPECT_EQ(request.prefetch, 1);
+  EXPECT_EQ(request.prefetch, 0);
+  EXPECT_EQ(request.splitScan, 1);
   EXPECT_EQ(Schedule::of(request), t);
-  EXPECT_EQ(t.get("prefetch"), 1);
-  EXPECT_EQ(t.tag(), "c16_v64_t128_p1");
-  EXPECT_EQ(t.describe(), "chunk 16, value-tile 64, threads 128, prefetch 1");
+  EXPECT_EQ(t.get("prefetch"), 0);
+  EXPECT_EQ(t.get("split_scan"), 1);
+  EXPECT_EQ(t.tag(), "c16_v64_t128_p0_s1");
+  EXPECT_EQ(t.describe(), "chunk 16, value-tile 64, threads 128, prefetch 0, "
+                          "split-scan 1");
   EXPECT_EQ(t.toMap(),
             (std::map<std::string, int64_t>{{"chunk_size", 16},
                                             {"value_tile", 64},
                                             {"threads", 128},
-                                            {"prefetch", 1}}));
+                                            {"prefetch", 0},
+                                            {"split_scan", 1}}));
   llvm::json::Object object = t.toJSON();
+  ASSERT_TRUE(object.getInteger("split_scan"));
+  EXPECT_EQ(*object.getInteger("split_scan"), 1);
   ASSERT_TRUE(object.getInteger("prefetch"));
-  EXPECT_EQ(*object.getInteger("prefetch"), 1);
+  EXPECT_EQ(*object.getInteger("prefetch"), 0);
+  // And the other way round: each knob sets its own field.
+  Schedule u = schedule(8, 32, 512, 1, 0);
+  u.applyTo(request);
+  EXPECT_EQ(request.prefetch, 1);
+  EXPECT_EQ(request.splitScan, 0);
+  EXPECT_EQ(Schedule::of(request), u);
+  EXPECT_EQ(u.tag(), "c8_v32_t512_p1_s0");
   EXPECT_EQ(Schedule::fromMap(t.toMap()), t);
   std::map<std::string, int64_t> more = t.toMap();
   more["tensor_cores"] = 1; // a knob of another version
@@ -133,13 +155,13 @@ TEST(ScheduleSpace, RequestRoundTripAndNames) {
   EXPECT_THAT(describeSpace(),
               HasSubstr("chunk-size {64, 32, 16, 8} x value-tile {16, 32, "
                         "64, 128} x threads {128, 256, 512} x prefetch {0, "
-                        "1}"));
+                        "1} x split-scan {0, 1}"));
 }
 
 TEST(ScheduleSpace, DefaultFirstThenNeighbours) {
   CompileRequest request;
   std::vector<Schedule> all = enumerateSchedules(request);
-  Schedule first = schedule(16, 32, 256, 0);
+  Schedule first = schedule(16, 32, 256, 0, 0);
   std::vector<Schedule> ordered = orderCandidates(first, all);
   ASSERT_EQ(ordered.size(), all.size());
   EXPECT_EQ(ordered.front(), first);
@@ -151,18 +173,20 @@ TEST(ScheduleSpace, DefaultFirstThenNeighbours) {
   };
   for (size_t i = 2; i < ordered.size(); ++i)
     EXPECT_LE(distance(ordered[i - 1]), distance(ordered[i]));
-  // The 9 neighbours (3 other chunk sizes, 3 value tiles, 2 thread counts,
-  // prefetch on) come next, in enumeration order.
-  for (size_t i = 1; i <= 9; ++i)
+  // The 10 neighbours (3 other chunk sizes, 3 value tiles, 2 thread counts,
+  // prefetch on, split-scan on) come next, in enumeration order.
+  for (size_t i = 1; i <= 10; ++i)
     EXPECT_EQ(distance(ordered[i]), 1) << i;
-  EXPECT_EQ(distance(ordered[10]), 2);
-  EXPECT_EQ(ordered[1], schedule(64, 32, 256, 0));
-  EXPECT_EQ(ordered[5], schedule(16, 32, 256, 1));
+  EXPECT_EQ(distance(ordered[11]), 2);
+  EXPECT_EQ(ordered[1], schedule(64, 32, 256, 0, 0));
+  EXPECT_EQ(ordered[5], schedule(16, 32, 256, 0, 1));
+  EXPECT_EQ(ordered[6], schedule(16, 32, 256, 1, 0));
+  EXPECT_EQ(ordered[10], schedule(8, 32, 256, 0, 0));
   // A default outside the space is still the first candidate.
   std::vector<Schedule> withOutsider =
-      orderCandidates(schedule(16, 32, 96, 0), all);
+      orderCandidates(schedule(16, 32, 96, 0, 0), all);
   EXPECT_EQ(withOutsider.size(), all.size() + 1);
-  EXPECT_EQ(withOutsider.front(), schedule(16, 32, 96, 0));
+  EXPECT_EQ(withOutsider.front(), schedule(16, 32, 96, 0, 0));
 }
 
 TEST(Shapes, Parse) {
@@ -218,7 +242,7 @@ TEST(Shapes, Buckets) {
 }
 
 TEST(Database, RowRoundTrip) {
-  Row r = row(schedule(16, 64, 256, 1), "bh=32,t=8192", 1.2345);
+  Row r = row(schedule(16, 64, 256, 1, 1), "bh=32,t=8192", 1.2345);
   r.p20Ms = 1.2;
   r.p80Ms = 1.3;
   r.codeHash = "00ff00ff00ff00ff";
@@ -233,8 +257,8 @@ TEST(Database, RowRoundTrip) {
   EXPECT_THAT(line, HasSubstr("\"spec\":\"eda\",\"spec_hash\":"));
   // Every knob, keys sorted.
   EXPECT_THAT(line, HasSubstr("\"schedule\":{\"chunk_size\":16,"
-                              "\"prefetch\":1,\"threads\":256,"
-                              "\"value_tile\":64}"));
+                              "\"prefetch\":1,\"split_scan\":1,"
+                              "\"threads\":256,\"value_tile\":64}"));
   Row back;
   std::string error;
   ASSERT_TRUE(parseRow(line, back, error)) << error;
@@ -259,7 +283,7 @@ TEST(Database, RowRoundTrip) {
   EXPECT_EQ(*back.extra.getInteger("registers"), 96);
   EXPECT_EQ(back.toJSONLine(), line);
 
-  Row failed = row(schedule(8, 16, 128, 0), "bh=2,t=64", 0, "failed");
+  Row failed = row(schedule(8, 16, 128, 0, 0), "bh=2,t=64", 0, "failed");
   failed.error = "differs from the float64 interpreter";
   std::string failedLine = failed.toJSONLine();
   EXPECT_THAT(failedLine, Not(HasSubstr("median_ms")));
@@ -269,7 +293,7 @@ TEST(Database, RowRoundTrip) {
 
 TEST(Database, RowErrors) {
   std::string good =
-      row(schedule(16, 32, 256, 0), "bh=2,t=64", 1).toJSONLine();
+      row(schedule(16, 32, 256, 0, 0), "bh=2,t=64", 1).toJSONLine();
   auto error = [&](const std::string &text) {
     Row r;
     std::string why;
@@ -302,9 +326,8 @@ TEST(Database, RowErrors) {
 }
 
 TEST(Database, ReadAppendAndLocatedErrors) {
-  std::string a =
-      row(schedule(16, 32, 256, 0), "bh=2,t=64", 1).toJSONLine();
-  std::string b = row(schedule(8, 32, 256, 1), "bh=2,t=64", 2).toJSONLine();
+  std::string a = row(schedule(16, 32, 256, 0, 0), "bh=2,t=64", 1).toJSONLine();
+  std::string b = row(schedule(8, 32, 256, 1, 1), "bh=2,t=64", 2).toJSONLine();
   TempFile file(a + "\n\n  \n" + b + "\n");
   std::vector<Row> rows;
   std::string error;
@@ -313,7 +336,7 @@ TEST(Database, ReadAppendAndLocatedErrors) {
   EXPECT_EQ(rows[0].line, 1u);
   EXPECT_EQ(rows[1].line, 4u);
 
-  Row c = row(schedule(8, 64, 128, 0), "bh=4,t=64", 3);
+  Row c = row(schedule(8, 64, 128, 0, 0), "bh=4,t=64", 3);
   ASSERT_TRUE(appendRow(file.path, c, error)) << error;
   ASSERT_TRUE(readDatabase(file.path, rows, error)) << error;
   ASSERT_EQ(rows.size(), 3u);
@@ -328,65 +351,99 @@ TEST(Database, ReadAppendAndLocatedErrors) {
 }
 
 TEST(Database, RowWithoutANewerKnob) {
-  // A row written before the prefetch knob existed: its schedule lacks the
-  // key, and it reads as the knob's default, prefetch 0.
-  Row p0 = row(schedule(16, 32, 256, 0), "bh=32,t=8192", 5);
-  std::string line = p0.toJSONLine();
-  std::string without = line;
-  size_t at = without.find("\"prefetch\":0,");
-  ASSERT_NE(at, std::string::npos) << line;
-  without.erase(at, std::string("\"prefetch\":0,").size());
-  ASSERT_THAT(without, Not(HasSubstr("prefetch")));
+  // A row written before the prefetch knob existed, or before the split-scan
+  // knob: its schedule lacks the key, and it reads as the knob's default
+  // (`rkc compile`'s), 0.
+  EXPECT_EQ(CompileRequest().prefetch, 0);
+  EXPECT_EQ(CompileRequest().splitScan, 0);
+  const Schedule off = schedule(16, 32, 256, 0, 0);
+  for (auto [key, on] : std::vector<std::pair<std::string, Schedule>>{
+           {"prefetch", schedule(16, 32, 256, 1, 0)},
+           {"split_scan", schedule(16, 32, 256, 0, 1)}}) {
+    SCOPED_TRACE(key);
+    Row r0 = row(off, "bh=32,t=8192", 5);
+    std::string line = r0.toJSONLine();
+    std::string field = "\"" + key + "\":0,";
+    std::string without = line;
+    size_t at = without.find(field);
+    ASSERT_NE(at, std::string::npos) << line;
+    without.erase(at, field.size());
+    ASSERT_THAT(without, Not(HasSubstr(key)));
+    Row old;
+    std::string error;
+    ASSERT_TRUE(parseRow(without, old, error)) << error;
+    EXPECT_EQ(old.schedule, r0.schedule);
+    EXPECT_EQ(old.schedule.at(key), 0);
+    EXPECT_EQ(Schedule::fromMap(old.schedule), off);
+    // Written back, it names every knob.
+    EXPECT_EQ(old.toJSONLine(), line);
+
+    // The resume key: the old row is the measurement with the knob at 0, not
+    // the one with it at 1.
+    std::vector<Row> rows = {old};
+    EXPECT_EQ(findMeasurement(rows, r0), &rows[0]);
+    Row r1 = row(on, "bh=32,t=8192", 0);
+    EXPECT_EQ(findMeasurement(rows, r1), nullptr);
+
+    // The winners: the old row and a newer row with the knob at 0 are one
+    // schedule, the newer deciding; a row with it at 1 is another.
+    Row newer = row(off, "bh=32,t=8192", 0, "failed");
+    rows = {old, newer, row(on, "bh=32,t=8192", 7)};
+    std::vector<BucketResult> results = bucketResults(rows);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].ok, 1);
+    EXPECT_EQ(results[0].failed, 1);
+    EXPECT_EQ(results[0].best, &rows[2]);
+
+    // Through a file, as both commands read it.
+    TempFile file(without + "\n");
+    ASSERT_TRUE(readDatabase(file.path, rows, error)) << error;
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(Schedule::fromMap(rows[0].schedule), off);
+
+    // A knob's bad value is still an error.
+    std::string bad = line;
+    bad.replace(bad.find("\"" + key + "\":0"), key.size() + 4,
+                "\"" + key + "\":\"on\"");
+    EXPECT_FALSE(parseRow(bad, old, error));
+    EXPECT_EQ(error, "\"schedule." + key + "\" must be an integer");
+  }
+
+  // A row as the rkc before split-scan wrote it keeps its prefetch value; a
+  // row older still lacks both keys.
+  Row p1 = row(schedule(8, 64, 128, 1, 0), "bh=32,t=8192", 5);
+  std::string line = p1.toJSONLine();
+  std::string beforeSplit = line;
+  const std::string splitScan0 = "\"split_scan\":0,";
+  beforeSplit.erase(beforeSplit.find(splitScan0), splitScan0.size());
+  ASSERT_THAT(beforeSplit, HasSubstr("\"prefetch\":1,\"threads\":128"));
   Row old;
   std::string error;
-  ASSERT_TRUE(parseRow(without, old, error)) << error;
-  EXPECT_EQ(old.schedule, p0.schedule);
-  EXPECT_EQ(old.schedule.at("prefetch"), CompileRequest().prefetch);
-  EXPECT_EQ(Schedule::fromMap(old.schedule), schedule(16, 32, 256, 0));
-  // Written back, it names every knob.
+  ASSERT_TRUE(parseRow(beforeSplit, old, error)) << error;
+  EXPECT_EQ(Schedule::fromMap(old.schedule), schedule(8, 64, 128, 1, 0));
   EXPECT_EQ(old.toJSONLine(), line);
-
-  // The resume key: the old row is the prefetch-0 measurement, not the
-  // prefetch-1 one.
-  std::vector<Row> rows = {old};
-  EXPECT_EQ(findMeasurement(rows, p0), &rows[0]);
-  Row p1 = row(schedule(16, 32, 256, 1), "bh=32,t=8192", 0);
-  EXPECT_EQ(findMeasurement(rows, p1), nullptr);
-
-  // The winners: the old row and a newer prefetch-0 row are one schedule,
-  // the newer deciding; a prefetch-1 row is another.
-  Row newer = row(schedule(16, 32, 256, 0), "bh=32,t=8192", 0, "failed");
-  rows = {old, newer, row(schedule(16, 32, 256, 1), "bh=32,t=8192", 7)};
-  std::vector<BucketResult> results = bucketResults(rows);
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].ok, 1);
-  EXPECT_EQ(results[0].failed, 1);
-  EXPECT_EQ(results[0].best, &rows[2]);
-
-  // Through a file, as both commands read it.
-  TempFile file(without + "\n");
-  ASSERT_TRUE(readDatabase(file.path, rows, error)) << error;
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(Schedule::fromMap(rows[0].schedule), schedule(16, 32, 256, 0));
+  std::string beforeBoth = row(off, "bh=32,t=8192", 5).toJSONLine();
+  for (const char *field : {"\"prefetch\":0,", "\"split_scan\":0,"})
+    beforeBoth.erase(beforeBoth.find(field), std::string(field).size());
+  ASSERT_THAT(beforeBoth, HasSubstr("\"schedule\":{\"chunk_size\":16,"
+                                    "\"threads\":256,\"value_tile\":32}"));
+  ASSERT_TRUE(parseRow(beforeBoth, old, error)) << error;
+  EXPECT_EQ(Schedule::fromMap(old.schedule), off);
 
   // A key this rkc has no knob for is still another version's schedule,
   // whatever the missing knobs.
-  std::string other = without;
+  std::string other = beforeBoth;
   other.replace(other.find("\"threads\":256"), 13,
                 "\"tensor_cores\":1,\"threads\":256");
   ASSERT_TRUE(parseRow(other, old, error)) << error;
   EXPECT_EQ(old.schedule.at("tensor_cores"), 1);
   EXPECT_EQ(old.schedule.at("prefetch"), 0);
+  EXPECT_EQ(old.schedule.at("split_scan"), 0);
   EXPECT_FALSE(Schedule::fromMap(old.schedule));
-  // A knob's bad value is still an error.
-  std::string bad = line;
-  bad.replace(bad.find("\"prefetch\":0"), 12, "\"prefetch\":\"on\"");
-  EXPECT_FALSE(parseRow(bad, old, error));
-  EXPECT_EQ(error, "\"schedule.prefetch\" must be an integer");
 }
 
 TEST(Database, ResumeKey) {
-  Schedule s = schedule(16, 32, 256, 0);
+  Schedule s = schedule(16, 32, 256, 0, 0);
   Row planned = row(s, "bh=32,t=8192", 0);
   planned.codeHash = "aaaaaaaaaaaaaaaa";
   std::vector<Row> rows = {row(s, "bh=32,t=8192", 5)};
@@ -405,7 +462,8 @@ TEST(Database, ResumeKey) {
            [](Row &r) { r.dtype = "f16"; },
            [](Row &r) { r.shape.dk = 64; },
            [](Row &r) { r.schedule["threads"] = 512; },
-           [](Row &r) { r.schedule["prefetch"] = 1; }}) {
+           [](Row &r) { r.schedule["prefetch"] = 1; },
+           [](Row &r) { r.schedule["split_scan"] = 1; }}) {
     std::vector<Row> other = rows;
     change(other[0]);
     EXPECT_EQ(findMeasurement(other, planned), nullptr);
@@ -416,9 +474,12 @@ TEST(Database, ResumeKey) {
 }
 
 TEST(Winners, PerBucket) {
-  Schedule d = schedule(16, 32, 256, 0), fast = schedule(8, 64, 128, 1),
-           flaky = schedule(8, 32, 256, 0), big = schedule(64, 32, 256, 0),
-           prefetching = schedule(16, 32, 256, 1);
+  Schedule d = schedule(16, 32, 256, 0, 0),
+           fast = schedule(8, 64, 128, 1, 1),
+           flaky = schedule(8, 32, 256, 0, 0),
+           big = schedule(64, 32, 256, 0, 0),
+           prefetching = schedule(16, 32, 256, 1, 0),
+           splitting = schedule(16, 32, 256, 0, 1);
   std::vector<Row> rows = {
       row(d, "bh=32,t=8192", 50), row(fast, "bh=32,t=8192", 40),
       row(flaky, "bh=32,t=8192", 10),
@@ -426,9 +487,10 @@ TEST(Winners, PerBucket) {
       row(flaky, "bh=32,t=8192", 0, "failed"),
       row(big, "bh=32,t=8192", 0, "pruned"), row(d, "bh=4,t=128", 2),
       row(fast, "bh=4,t=128", 3),
-      // The default with prefetch on: another schedule, not the default's
-      // newer row.
-      row(prefetching, "bh=32,t=8192", 45)};
+      // The default with prefetch on, or with split kernels: other
+      // schedules, not the default's newer rows.
+      row(prefetching, "bh=32,t=8192", 45),
+      row(splitting, "bh=32,t=8192", 47)};
   rows[0].isDefault = rows[5].isDefault = true;
   std::vector<BucketResult> results = bucketResults(rows);
   ASSERT_EQ(results.size(), 2u);
@@ -439,7 +501,7 @@ TEST(Winners, PerBucket) {
   EXPECT_EQ(results[1].bucket, "bh=32,t=8192");
   EXPECT_EQ(results[1].best, &rows[1]);
   EXPECT_EQ(results[1].defaultRow, &rows[0]);
-  EXPECT_EQ(results[1].ok, 3);
+  EXPECT_EQ(results[1].ok, 4);
   EXPECT_EQ(results[1].failed, 1);
   EXPECT_EQ(results[1].pruned, 1);
 
@@ -452,19 +514,21 @@ TEST(Winners, PerBucket) {
                                "128, bf16, TestGPU (sm_90a), rkc 0.1.0"));
   EXPECT_THAT(table, HasSubstr("| bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | "
                                "chunk 16, value-tile 32, threads 256, "
-                               "prefetch 0 | 50.000 | chunk 8, value-tile "
-                               "64, threads 128, prefetch 1 | 40.000 "
-                               "(40.000-40.000) | 1.25x | 3 / 1 / 1 |"));
+                               "prefetch 0, split-scan 0 | 50.000 | chunk 8, "
+                               "value-tile 64, threads 128, prefetch 1, "
+                               "split-scan 1 | 40.000 (40.000-40.000) | "
+                               "1.25x | 4 / 1 / 1 |"));
   EXPECT_THAT(table, HasSubstr("| bh=4,t=128 | B=1,T=8192,H=32,HV=32 | chunk "
-                               "16, value-tile 32, threads 256, prefetch 0 | "
-                               "2.000 | chunk 16, value-tile 32, threads 256, "
-                               "prefetch 0 (the default) | 2.000 "
-                               "(2.000-2.000) | 1.00x | 2 / 0 / 0 |"));
+                               "16, value-tile 32, threads 256, prefetch 0, "
+                               "split-scan 0 | 2.000 | chunk 16, value-tile "
+                               "32, threads 256, prefetch 0, split-scan 0 "
+                               "(the default) | 2.000 (2.000-2.000) | 1.00x "
+                               "| 2 / 0 / 0 |"));
   // Another GPU, another section, with no default measured.
   EXPECT_THAT(table, HasSubstr("OtherGPU (sm_90a)"));
   EXPECT_THAT(table, HasSubstr("| - | - | chunk 8, value-tile 64, threads "
-                               "128, prefetch 1 | 30.000 (30.000-30.000) | - "
-                               "| 1 / 0 / 0 |"));
+                               "128, prefetch 1, split-scan 1 | 30.000 "
+                               "(30.000-30.000) | - | 1 / 0 / 0 |"));
 }
 
 TEST(Dispatcher, Source) {
@@ -474,20 +538,20 @@ TEST(Dispatcher, Source) {
   spec.tokenInput = "q";
   spec.rowsPerToken = 1;
   DispatchVariant d, a, b;
-  d.symbol = "deltaproduct__c16_v32_t256_p0";
-  d.schedule = "chunk 16, value-tile 32, threads 256, prefetch 0";
+  d.symbol = "deltaproduct__c16_v32_t256_p0_s0";
+  d.schedule = "chunk 16, value-tile 32, threads 256, prefetch 0, split-scan 0";
   d.isDefault = true;
   d.buckets = {{"bh=8,t=64", "1.000 ms"}};
-  a.symbol = "deltaproduct__c8_v64_t128_p1";
-  a.schedule = "chunk 8, value-tile 64, threads 128, prefetch 1";
+  a.symbol = "deltaproduct__c8_v64_t128_p1_s1";
+  a.schedule = "chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 1";
   a.buckets = {{"bh=64,t=8192", "2.000 ms, default 3.000 ms"},
                {"bh=32,t=8192", "1.500 ms"}};
-  b.symbol = "deltaproduct__c32_v16_t512_p0";
-  b.schedule = "chunk 32, value-tile 16, threads 512, prefetch 0";
+  b.symbol = "deltaproduct__c32_v16_t512_p0_s0";
+  b.schedule = "chunk 32, value-tile 16, threads 512, prefetch 0, split-scan 0";
   b.buckets = {{"bh=32,t=1024", "0.500 ms"}};
   std::string text = dispatcherSource(spec, {d, a, b}, "db.jsonl");
   EXPECT_THAT(text, HasSubstr("#include \"deltaproduct.h\""));
-  EXPECT_THAT(text, HasSubstr("#include \"deltaproduct__c8_v64_t128_p1_"
+  EXPECT_THAT(text, HasSubstr("#include \"deltaproduct__c8_v64_t128_p1_s1_"
                               "launch.inc\""));
   // Routes in bucket order, each to its variant's index.
   size_t r1 = text.find("if (bh == 32 && t == 1024)\n    return 2;");
@@ -501,12 +565,15 @@ TEST(Dispatcher, Source) {
   // The default's buckets need no route.
   EXPECT_THAT(text, Not(HasSubstr("bh == 8 &&")));
   EXPECT_THAT(text, HasSubstr("if (a->w.rank > 0 && a->w.shape[0] > HV)"));
+  EXPECT_THAT(text, HasSubstr("case 1:\n    return "
+                              "rkc_deltaproduct__c8_v64_t128_p1_s1_run_fwd("
+                              "stream, args);"));
   EXPECT_THAT(text, HasSubstr("case 2:\n    return "
-                              "rkc_deltaproduct__c32_v16_t512_p0_run_fwd("
+                              "rkc_deltaproduct__c32_v16_t512_p0_s0_run_fwd("
                               "stream, args);\n  default:\n    return "
-                              "rkc_deltaproduct__c16_v32_t256_p0_run_fwd"));
-  EXPECT_THAT(text, HasSubstr("return rkc_deltaproduct__c16_v32_t256_p0_run_"
-                              "decode(stream, args);"));
+                              "rkc_deltaproduct__c16_v32_t256_p0_s0_run_fwd"));
+  EXPECT_THAT(text, HasSubstr("return rkc_deltaproduct__c16_v32_t256_p0_s0_"
+                              "run_decode(stream, args);"));
   EXPECT_THAT(text, HasSubstr("const int64_t T = a->q.shape[1];"));
   EXPECT_THAT(text, Not(HasSubstr("(void)bh;")));
 

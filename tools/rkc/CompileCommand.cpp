@@ -93,6 +93,11 @@ cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch the next chunk's input rows "
                                    "into L2 while a chunk runs"),
                           cl::cat(compileCategory));
+cl::opt<int64_t> splitScan("split-scan", cl::sub(compileCommand), cl::init(0),
+                           cl::desc("1: a prep kernel runs the state-free "
+                                    "part of every chunk at once, then the "
+                                    "scan kernel the rest chunk after chunk"),
+                           cl::cat(compileCategory));
 cl::list<std::string> params("param", cl::sub(compileCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -187,6 +192,11 @@ std::string findNvcc(const std::string &given) {
 bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
                  CudaKernels &kernels, int64_t &chosen, std::string &error) {
   std::string name = specOp.getSymName().str();
+  if (request.splitScan != 0 && request.splitScan != 1) {
+    error = "split-scan (" + std::to_string(request.splitScan) +
+            ") must be 0 or 1";
+    return false;
+  }
   rec::RecScheduleOptions schedule;
   schedule.dk = request.dk;
   schedule.dv = request.dv;
@@ -201,6 +211,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     rec::LoweringOptions lowering;
     lowering.chunkSize = candidate;
     lowering.params = request.params;
+    lowering.splitScan = request.splitScan != 0;
     // A chunk whose tiles do not fit in shared memory fails to schedule:
     // try the next smaller one.
     OwningOpRef<ModuleOp> chunked =
@@ -352,7 +363,14 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << " threads=" << request.threads << " prefetch=" << request.prefetch
       << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B, decode "
-      << kernels.decodeSharedBytes << " B a block\n"
+      << kernels.decodeSharedBytes << " B a block"
+      << (kernels.prepSharedBytes
+              ? ", prep " + std::to_string(kernels.prepSharedBytes) +
+                    " B; workspace " +
+                    std::to_string(kernels.workspaceBytesPerChunk) +
+                    " B a chunk and value head"
+              : std::string())
+      << "\n"
       << "  wrote     " << name << ".h, " << name << ".cu, " << name
       << ".json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh\n";
 
@@ -658,6 +676,7 @@ int runCompile() {
   request.valueTile = valueTile;
   request.threads = threads;
   request.prefetch = prefetch;
+  request.splitScan = splitScan;
   request.params.assign(params.begin(), params.end());
   request.noFatbin = noFatbin;
   if (request.chunkSize < 0 || (chunkSize.getNumOccurrences() && !request.chunkSize)) {

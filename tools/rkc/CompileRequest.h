@@ -15,14 +15,15 @@
 namespace rkc::cli {
 
 /// What `rkc compile` is asked to build. The schedule fields (chunkSize,
-/// valueTile, threads, prefetch) are the knobs `rkc tune` searches: see
-/// tuning::scheduleKnobs().
+/// valueTile, threads, prefetch, splitScan) are the knobs `rkc tune`
+/// searches: see tuning::scheduleKnobs().
 struct CompileRequest {
   std::string outDir, arch = "sm_90a", nvcc;
   int64_t dk = 128, dv = 128;
   int64_t chunkSize = 0; // 0: the largest of 64, 32, 16, 8 that fits
   int64_t valueTile = 32, threads = 256;
   int64_t prefetch = 0; // 1: prefetch the next chunk's input rows into L2
+  int64_t splitScan = 0; // 1: a prep kernel over all chunks, then the scan
   std::vector<std::string> params; // name=value
   bool noFatbin = false;
 };

@@ -40,6 +40,8 @@ const std::vector<Knob> &scheduleKnobs() {
        &CompileRequest::threads},
       {"prefetch", "prefetch", "prefetch", "p", {0, 1},
        &CompileRequest::prefetch},
+      {"split_scan", "split-scan", "split-scan", "s", {0, 1},
+       &CompileRequest::splitScan},
   };
   return knobs;
 }
@@ -69,7 +71,8 @@ std::string Schedule::describe() const {
     text += i ? ", " : "";
     text += knob.label;
     // 0 reads "auto" only for a knob that does not search 0 (chunk 0: the
-    // largest that fits); prefetch 0 is "prefetch 0", off.
+    // largest that fits); prefetch 0 is "prefetch 0", off, and split-scan 0
+    // "split-scan 0", one kernel.
     bool automatic = !values[i] && !llvm::is_contained(knob.values, 0);
     text += automatic ? " auto" : " " + std::to_string(values[i]);
   }
@@ -428,10 +431,10 @@ bool parseRow(StringRef text, Row &row, std::string &error) {
     row.schedule[key.str()] = *value.getAsInteger();
   }
   // A knob added since the row was written takes its default (`rkc
-  // compile`'s: prefetch 0), so that older databases keep working; where the
-  // row's code hash no longer matches, rkc tune measures it again and rkc
-  // compile --tuning says so. Keys of knobs this rkc does not have stay, and
-  // Schedule::fromMap rejects them.
+  // compile`'s: prefetch 0, split-scan 0), so that older databases keep
+  // working; where the row's code hash no longer matches, rkc tune measures
+  // it again and rkc compile --tuning says so. Keys of knobs this rkc does
+  // not have stay, and Schedule::fromMap rejects them.
   static const CompileRequest defaults;
   for (const Knob &knob : scheduleKnobs())
     row.schedule.try_emplace(knob.key, defaults.*knob.field);

@@ -42,7 +42,7 @@ struct Knob {
   const char *key;    // in the database: "chunk_size"
   const char *option; // the `rkc compile` option: "chunk-size"
   const char *label;  // in messages: "chunk"
-  const char *tag;    // in variant symbols: "c" (eda__c16_v32_t256_p0)
+  const char *tag;    // in variant symbols: "c" (eda__c16_v32_t256_p0_s0)
   std::vector<int64_t> values; // searched, in this order
   int64_t CompileRequest::*field;
   /// Whether `value` can be compiled for `request` (dk, dv); null: always.
@@ -60,9 +60,9 @@ struct Schedule {
   static Schedule of(const CompileRequest &request);
   void applyTo(CompileRequest &request) const;
   int64_t get(llvm::StringRef key) const;
-  /// "chunk 16, value-tile 32, threads 256, prefetch 0".
+  /// "chunk 16, value-tile 32, threads 256, prefetch 0, split-scan 0".
   std::string describe() const;
-  /// "c16_v32_t256_p0", the suffix of a variant's symbol.
+  /// "c16_v32_t256_p0_s0", the suffix of a variant's symbol.
   std::string tag() const;
   llvm::json::Object toJSON() const;
   std::map<std::string, int64_t> toMap() const;
@@ -89,7 +89,7 @@ std::vector<Schedule> orderCandidates(const Schedule &first,
                                       const std::vector<Schedule> &all);
 
 /// "chunk-size {64, 32, 16, 8} x value-tile {16, 32, 64, 128} x threads
-/// {128, 256, 512} x prefetch {0, 1}".
+/// {128, 256, 512} x prefetch {0, 1} x split-scan {0, 1}".
 std::string describeSpace();
 
 //===----------------------------------------------------------------------===//
@@ -217,8 +217,9 @@ struct DispatchSpec {
 
 /// One compiled variant of a tuned compile.
 struct DispatchVariant {
-  std::string symbol;   // eda__c16_v64_t256
-  std::string schedule; // "chunk 16, value-tile 64, threads 256"
+  std::string symbol;   // eda__c16_v64_t256_p0_s1
+  /// "chunk 16, value-tile 64, threads 256, prefetch 0, split-scan 1".
+  std::string schedule;
   bool isDefault = false;
   /// Buckets routed here, each with a comment ("1.234 ms, default 2.0 ms").
   std::vector<std::pair<std::string, std::string>> buckets;

@@ -122,6 +122,12 @@ rkc_status rkc_event_destroy(CUevent event);
 rkc_status rkc_device_memset_async(void *device, unsigned char value,
                                    size_t bytes, CUstream stream);
 
+/* Stream-ordered device memory (cuMemAllocAsync/cuMemFreeAsync): a
+ * launcher's workspace lives from its first kernel to its last on `stream`,
+ * without a host synchronisation, and inside CUDA graph captures. */
+rkc_status rkc_stream_alloc(void **pointer, size_t bytes, CUstream stream);
+rkc_status rkc_stream_free(void *pointer, CUstream stream);
+
 typedef struct rkc_device_properties {
   char name[256];              /* "NVIDIA H200" */
   int major, minor;            /* compute capability */

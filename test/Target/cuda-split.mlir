@@ -1,0 +1,39 @@
+// rkc compile --split-scan 1: a prep kernel runs the state-free ops of every
+// chunk at once and writes what the scan reads to a per-chunk workspace; the
+// prefill kernel is the scan, which reads those values back where their ops
+// stood; the launcher allocates the workspace on the stream.
+// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin --dk 64 --dv 64 --chunk-size 16 --split-scan 1 > /dev/null
+// RUN: FileCheck %s --input-file=%t/kda.cu
+// RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
+
+// 64 (G's last row) + 6 x 16 x 64 (W, U0, Q, A_qk V, A, K) + 16 x 16 (A_qa).
+// CHECK: constexpr int64_t WS_FLOATS = 6464;
+// CHECK: __device__ __forceinline__ void prefill(const Params &p) {
+// CHECK: const float *const ws = chunkWorkspace(p, seq, t0, hv);
+// CHECK: // from the prep kernel: tile1
+// CHECK: tile1[960 + e] = ws[0 + e];
+// CHECK-NOT: rec.chunk.gram
+// CHECK: rec.chunk.decay_state
+// CHECK: __device__ __forceinline__ void prep(const Params &p) {
+// CHECK: if (t0 >= eos)
+// CHECK: // kept for the scan: tile1
+// CHECK: ws[0 + e] = tile1[960 + e];
+// CHECK: rec.chunk.gram
+// Value-side ops run once per value tile, after the key-side ones; each
+// writes its columns of the full row.
+// CHECK: for (v0 = 0; v0 < DV; v0 += BV) {
+// CHECK: ws[1088 + (e / BV) * DV + v0 + e % BV] = tile19[e];
+// CHECK-NOT: rec.chunk.decay_state
+// CHECK: rkc_kda_prep_kernel_tc(const Params p) {
+
+// LAUNCH: p->workspace = NULL;
+// No tokens, or no kernels: the scan's launch answers, nothing is allocated.
+// LAUNCH: if (perSeq == 0 || !rkc_kda_module.image)
+// LAUNCH-NEXT: return rkc_launch(&rkc_kda_module,
+// LAUNCH: rkc_stream_alloc((void **)&params.workspace, (size_t)slots * params.value_heads * 6464 * sizeof(float), stream)
+// LAUNCH: const unsigned prepGrid[3] = {(unsigned)perSeq, (unsigned)params.value_heads, (unsigned)params.num_seqs};
+// LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid
+// LAUNCH: rkc_stream_free(params.workspace, stream)
+
+// RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad --no-fatbin --split-scan 2 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: split-scan (2) must be 0 or 1

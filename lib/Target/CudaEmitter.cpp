@@ -35,6 +35,7 @@ struct CudaSchedule {
   int64_t prefetch = 0; // 1: the next chunk's input rows are fetched to L2
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
+  int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
 
   bool read(Operation *op, std::string &error) {
     auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
@@ -55,6 +56,7 @@ struct CudaSchedule {
     prefetch = get("prefetch");
     workspaceFloats = get("workspace_floats");
     prepSharedBytes = get("prep_shared_bytes");
+    stageFloats = get("stage_floats");
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
       return false;
@@ -562,6 +564,47 @@ private:
     os << "    __syncthreads();\n";
   }
 
+  /// When the scan stages the workspace (rec-schedule's stage_floats): the
+  /// staging buffers' place and size, and `stageChunk`, which starts the
+  /// cp.async copies of a chunk's workspace (`ws`) into a buffer, each
+  /// crossing value at its rec.stage_offset (value-side tiles by the value
+  /// tile's columns).
+  std::string stageFunction(Block &body) const {
+    if (!split || !s.stageFloats)
+      return "";
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "constexpr int STAGE_FLOATS = " << s.stageFloats
+       << ", STAGE_AT = " << s.sharedBytes / 4 - 2 * s.stageFloats
+       << "; // the scan's two staging buffers\n\n"
+       << "__device__ __forceinline__ void stageChunk(float *stage, const "
+          "float *ws, int64_t v0) {\n"
+       << "  (void)v0;\n";
+    for (Operation &op : body) {
+      if (!op.hasAttr("rec.to_scan") || !op.hasAttr("rec.stage_offset"))
+        continue;
+      Value v = op.getResult(0);
+      int64_t at = op.getAttrOfType<IntegerAttr>("rec.stage_offset").getInt();
+      int64_t from =
+          op.getAttrOfType<IntegerAttr>("rec.workspace_offset").getInt();
+      int64_t rows = nrows(v), cols = ncols(v);
+      os << "  // " << tile(v) << ": " << v.getType() << "\n";
+      if (cast<TileType>(v.getType()).getCols() == Axis::value)
+        os << "  for (int e = threadIdx.x * 4; e < " << rows << " * BV; e += "
+           << "THREADS * 4)\n"
+           << "    rkc::tile::copyAsync16(stage + " << at << " + e, ws + "
+           << from << " + (e / BV) * DV + v0 + e % BV);\n";
+      else
+        os << "  for (int e = threadIdx.x * 4; e < "
+           << (lastRowOnly(&op) ? cols : rows * cols)
+           << "; e += THREADS * 4)\n"
+           << "    rkc::tile::copyAsync16(stage + " << at << " + e, ws + "
+           << from << " + e);\n";
+    }
+    os << "}\n\n";
+    return text;
+  }
+
   /// The ops of one kernel: "all" (the chunks in order), "scan" (the chunks
   /// in order, prep values read from the workspace where the prep op
   /// stood, so that their live ranges stay those rec-schedule planned) or
@@ -577,7 +620,8 @@ private:
     for (Operation &op : body) {
       bool here = which == "all" || phase(op) == "both" ||
                   phase(op) == which ||
-                  (which == "scan" && op.hasAttr("rec.to_scan"));
+                  (which == "scan" && op.hasAttr("rec.to_scan") &&
+                   !s.stageFloats);
       for (Value r : op.getResults())
         if (here)
           ks << "  float *const " << tile(r) << " = smem + "
@@ -606,9 +650,39 @@ private:
       ks << "  }\n";
       return text;
     }
-    ks << "  for (int64_t t0 = bos; t0 < eos; t0 += C) {\n";
-    if (which == "scan")
-      ks << "    const float *const ws = chunkWorkspace(p, seq, t0, hv);\n";
+    if (which == "scan" && s.stageFloats) {
+      // Chunk n's workspace is in stage n % 2 when the chunk starts; the
+      // next chunk's arrives in the other one while this chunk runs.
+      ks << "  float *const stages = smem + STAGE_AT;\n"
+         << "  if (bos < eos)\n"
+         << "    stageChunk(stages, chunkWorkspace(p, seq, bos, hv), v0);\n"
+         << "  rkc::tile::copyAsyncCommit();\n"
+         << "  for (int64_t t0 = bos, n = 0; t0 < eos; t0 += C, ++n) {\n"
+         << "    float *const stage = stages + (n % 2) * STAGE_FLOATS;\n"
+         << "    rkc::tile::copyAsyncWait<0>();\n"
+         << "    __syncthreads();\n"
+         << "    if (t0 + C < eos)\n"
+         << "      stageChunk(stages + ((n + 1) % 2) * STAGE_FLOATS, "
+            "chunkWorkspace(p, seq, t0 + C, hv), v0);\n"
+         << "    rkc::tile::copyAsyncCommit();\n";
+      for (Operation &op : body) {
+        if (phase(op) != "prep" || !op.hasAttr("rec.to_scan"))
+          continue;
+        Value v = op.getResult(0);
+        int64_t at = op.getAttrOfType<IntegerAttr>("rec.stage_offset").getInt();
+        // A last-row value is staged alone: its pointer sits so that the
+        // row is where the ops read it (row rows - 1).
+        int64_t first = lastRowOnly(&op) ? (nrows(v) - 1) * ncols(v) : 0;
+        ks << "    const float *const " << tile(v) << " = stage + " << at;
+        if (first)
+          ks << " - " << first;
+        ks << "; // " << v.getType() << "\n";
+      }
+    } else {
+      ks << "  for (int64_t t0 = bos; t0 < eos; t0 += C) {\n";
+      if (which == "scan")
+        ks << "    const float *const ws = chunkWorkspace(p, seq, t0, hv);\n";
+    }
     // The next chunk's input rows are fetched into L2 while this chunk
     // runs: the row loads of rec.chunk.rows then wait on L2, not on HBM.
     if (s.prefetch) {
@@ -629,7 +703,7 @@ private:
     }
     for (Operation &op : body) {
       if (which == "scan" && phase(op) == "prep") {
-        if (op.hasAttr("rec.to_scan"))
+        if (op.hasAttr("rec.to_scan") && !s.stageFloats)
           emitWorkspaceCopy(&op, /*store=*/false, ks);
         continue;
       }
@@ -702,6 +776,7 @@ private:
        << "  const int64_t slot = p.a.cu_seqlens ? seq + t0 / C : seq * perSeq "
           "+ t0 / C;\n"
        << "  return p.workspace + (slot * p.value_heads + hv) * WS_FLOATS;\n}\n\n"
+       << stageFunction(body)
        << R"(__device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
   case RKC_BF16:

@@ -27,6 +27,10 @@ namespace {
 struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   using RecScheduleBase::RecScheduleBase;
 
+  /// The floats of one of the scan's two staging buffers, 0 when the
+  /// crossing tiles are copied from the workspace where their ops stood.
+  int64_t stagedFloats = 0;
+
   /// Places the results of `ops` (run in that order) in shared memory from
   /// `base` on, by first fit over live ranges, into `attr`; an op's
   /// operands count as uses only when `reads(op)`. Returns the floats used.
@@ -53,9 +57,23 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     int64_t peak = base;
     Builder builder(&getContext());
     for (auto [i, op] : llvm::enumerate(ops)) {
+      // A sum may take the place of an addend read last here: each thread
+      // reads an element and writes it back (tile::add).
+      Value inPlace;
+      if (isa<ChunkAddOp>(op) && reads(op))
+        for (Value operand : op->getOperands())
+          if (!inPlace && lastUse.lookup(operand) == i &&
+              placed.count(operand) &&
+              operand.getType() == op->getResult(0).getType())
+            inPlace = operand;
       for (Value result : op->getResults()) {
         auto tile = cast<TileType>(result.getType());
         int64_t size = TileExtents{chunk, m, dk, valueTile}.elements(tile);
+        if (inPlace) {
+          placed[result] = placed[inPlace];
+          op->setAttr(attr, builder.getI64IntegerAttr(placed[result].first));
+          continue;
+        }
         std::sort(live.begin(), live.end());
         int64_t offset = base;
         for (auto [begin, end] : live) {
@@ -70,7 +88,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       }
       if (reads(op))
         for (Value operand : op->getOperands())
-          if (lastUse[operand] == i && placed.count(operand))
+          if (lastUse[operand] == i && placed.count(operand) &&
+              operand != inPlace)
             llvm::erase(live, placed[operand]);
       // A result nothing later reads (a prep value only the scan reads,
       // written out right after its op) frees its space at once.
@@ -126,8 +145,53 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                      [](Operation *) { return true; });
     prepFloats = planOps(prep, 0, "rec.prep_smem_offset", chunked,
                          [](Operation *) { return true; }, loopBegin);
+    // The scan stages what crosses in two buffers (this chunk's, and the
+    // next chunk's arriving by cp.async while this one runs) when they fit
+    // beside its other tiles: the workspace's latency is then hidden and
+    // the crossing tiles need no place of their own.
+    int64_t stage = stageFloats(chunked);
+    if (stage) {
+      SmallVector<Operation *> own;
+      for (Operation *op : scan)
+        if (phase(op) != "prep")
+          own.push_back(op);
+      int64_t floats = planOps(own, stateFloats, "rec.smem_offset", chunked,
+                               [](Operation *) { return true; });
+      floats = (floats + 3) / 4 * 4;
+      if ((floats + 2 * stage) * 4 <= maxSharedBytes) {
+        stagedFloats = stage;
+        return floats + 2 * stage;
+      }
+      for (Operation *op : scan)
+        op->removeAttr("rec.stage_offset");
+    }
     return planOps(scan, stateFloats, "rec.smem_offset", chunked,
                    [&](Operation *op) { return phase(op) != "prep"; });
+  }
+
+  /// The floats of one staging buffer of the scan (`rec.stage_offset` on
+  /// each crossing value): value-side tiles for the value tile's columns, a
+  /// "last_row" value one row, others whole. 0 when some value cannot be
+  /// copied in 16-byte pieces.
+  int64_t stageFloats(ChunkedOp chunked) {
+    Builder builder(&getContext());
+    TileExtents extents{static_cast<int64_t>(chunked.getChunkSize()),
+                        static_cast<int64_t>(chunked.getSubstepsPerToken()),
+                        dk, valueTile};
+    int64_t floats = 0;
+    for (Operation &op : chunked.getBody().front()) {
+      auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
+      if (!toScan)
+        continue;
+      auto tile = cast<TileType>(op.getResult(0).getType());
+      int64_t size = toScan.getValue() == "last_row" ? extents.cols(tile)
+                                                     : extents.elements(tile);
+      if (size % 4 || extents.cols(tile) % 4)
+        return 0;
+      op.setAttr("rec.stage_offset", builder.getI64IntegerAttr(floats));
+      floats += size;
+    }
+    return floats;
   }
 
   /// After --rec-split-scan: the workspace a (chunk, value head) keeps
@@ -160,6 +224,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                           StringRef state = "f32, shared memory") {
     Builder b(&getContext());
     SmallVector<NamedAttribute> extra;
+    if (stagedFloats)
+      extra.push_back(b.getNamedAttr("stage_floats",
+                                     b.getI64IntegerAttr(stagedFloats)));
     if (workspaceFloats)
       extra.push_back(b.getNamedAttr(
           "workspace_floats", b.getI64IntegerAttr(workspaceFloats)));
@@ -209,6 +276,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
           return signalPassFailure();
         }
         int64_t prepFloats = 0;
+        stagedFloats = 0;
         int64_t bytes = planChunkBody(chunked, prepFloats) * 4;
         if (std::max(bytes, prepFloats * 4) > maxSharedBytes) {
           bytes = std::max(bytes, prepFloats * 4);
@@ -229,6 +297,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         // reductions' partial sums and totals (threads + value-tile floats)
         // and a sub-step's row vectors: see the decode kernel.
         int64_t floats = threads + valueTile + 5 * dk + 2 * valueTile + 4;
+        stagedFloats = 0;
         decode->setAttr("rec.schedule",
                         schedule(floats * 4, 0, 0, "f32, registers"));
       }

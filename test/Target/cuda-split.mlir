@@ -8,10 +8,29 @@
 
 // 64 (G's last row) + 6 x 16 x 64 (W, U0, Q, A_qk V, A, K) + 16 x 16 (A_qa).
 // CHECK: constexpr int64_t WS_FLOATS = 6464;
+// The scan stages what crosses in two buffers after its own tiles: one
+// buffer holds G's last row, the key-side tiles whole and the value-side ones
+// by the value tile's 32 columns: 64 + 5 x 16 x 64 + 2 x 16 x 32 + 16 x 16.
+// CHECK: constexpr int STAGE_FLOATS = 5440, STAGE_AT = [[AT:[0-9]+]];
+// CHECK: void stageChunk(float *stage, const float *ws, int64_t v0) {
+// CHECK: rkc::tile::copyAsync16(stage + 0 + e, ws + 0 + e);
+// CHECK: rkc::tile::copyAsync16(stage + 1088 + e, ws + 1088 + (e / BV) * DV + v0 + e % BV);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
-// CHECK: const float *const ws = chunkWorkspace(p, seq, t0, hv);
-// CHECK: // from the prep kernel: tile1
-// CHECK: tile1[960 + e] = ws[0 + e];
+// CHECK: float *const stages = smem + STAGE_AT;
+// CHECK-NEXT: if (bos < eos)
+// CHECK-NEXT: stageChunk(stages, chunkWorkspace(p, seq, bos, hv), v0);
+// CHECK-NEXT: rkc::tile::copyAsyncCommit();
+// Chunk n's buffer is complete (this thread's copies, then everyone's) before
+// the next chunk's copies start into the other one.
+// CHECK: float *const stage = stages + (n % 2) * STAGE_FLOATS;
+// CHECK-NEXT: rkc::tile::copyAsyncWait<0>();
+// CHECK-NEXT: __syncthreads();
+// CHECK-NEXT: if (t0 + C < eos)
+// CHECK-NEXT: stageChunk(stages + ((n + 1) % 2) * STAGE_FLOATS, chunkWorkspace(p, seq, t0 + C, hv), v0);
+// G's last row is read as row 15 of its tile.
+// CHECK: const float *const tile1 = stage + 0 - 960;
+// CHECK: const float *const tile19 = stage + 1088;
+// CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
 // CHECK: rec.chunk.decay_state
 // CHECK: __device__ __forceinline__ void prep(const Params &p) {
@@ -34,6 +53,15 @@
 // LAUNCH: const unsigned prepGrid[3] = {(unsigned)perSeq, (unsigned)params.value_heads, (unsigned)params.num_seqs};
 // LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid
 // LAUNCH: rkc_stream_free(params.workspace, stream)
+
+// Where two buffers do not fit beside the scan's tiles, the scan copies each
+// crossing value from the workspace where its op stood.
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/copy --no-fatbin --dk 128 --dv 128 --chunk-size 32 --value-tile 64 --split-scan 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=COPY --input-file=%t/copy/kda.cu
+// COPY-NOT: STAGE_FLOATS
+// COPY: const float *const ws = chunkWorkspace(p, seq, t0, hv);
+// COPY: // from the prep kernel: tile1
+// COPY: tile1[3968 + e] = ws[0 + e];
 
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad --no-fatbin --split-scan 2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: split-scan (2) must be 0 or 1

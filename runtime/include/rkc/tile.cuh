@@ -93,6 +93,29 @@ __device__ inline void mma16x8x8(float c[4], const uint32_t a[4],
                  "r"(b[1]));
 }
 
+//===----------------------------------------------------------------------===//
+// Asynchronous copies (cp.async, 16 bytes): the scan stages the next chunk's
+// workspace while it runs this one
+//===----------------------------------------------------------------------===//
+
+/// Starts copying 16 bytes from global `src` to shared `dst` (both 16-byte
+/// aligned); they are there after copyAsyncWait and a barrier.
+__device__ inline void copyAsync16(float *dst, const float *src) {
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
+               "l"(src));
+}
+
+/// Closes the group of copies this thread started since the last commit.
+__device__ inline void copyAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
+/// Waits for this thread's committed copies but the newest `Pending` groups.
+template <int Pending> __device__ inline void copyAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
 /// G[r, :] = Σ_{r' ≤ r} g[r'] (or r' < r when exclusive), over all L rows;
 /// rows g does not keep contribute zero.
 __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,

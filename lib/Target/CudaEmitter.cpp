@@ -502,7 +502,10 @@ private:
           os << "    rkc::tile::matmul<TensorCores>(" << tile(mm.getLhs()) << ", "
              << tile(mm.getRhs()) << ", " << nrows(mm) << ", " << inner
              << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
-             << result() << ");\n";
+             << result();
+          if (int64_t stride = stagedStride(mm.getLhs()))
+            os << ", " << stride;
+          os << ");\n";
         })
         .Case([&](ChunkOutputOp out) {
           auto t = cast<TileType>(out.getOutput().getType());
@@ -569,6 +572,15 @@ private:
   /// cp.async copies of a chunk's workspace (`ws`) into a buffer, each
   /// crossing value at its rec.stage_offset (value-side tiles by the value
   /// tile's columns).
+  /// The row stride of a value the scan stages padded (0: dense).
+  int64_t stagedStride(Value v) const {
+    Operation *def = v.getDefiningOp();
+    if (!def || emitting != "scan" || !s.stageFloats)
+      return 0;
+    auto stride = def->getAttrOfType<IntegerAttr>("rec.stage_stride");
+    return stride ? stride.getInt() : 0;
+  }
+
   std::string stageFunction(Block &body) const {
     if (!split || !s.stageFloats)
       return "";
@@ -594,6 +606,13 @@ private:
            << "THREADS * 4)\n"
            << "    rkc::tile::copyAsync16(stage + " << at << " + e, ws + "
            << from << " + (e / BV) * DV + v0 + e % BV);\n";
+      else if (auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride"))
+        os << "  for (int e = threadIdx.x * 4; e < " << rows * cols
+           << "; e += THREADS * 4) // rows " << stride.getInt()
+           << " floats apart\n"
+           << "    rkc::tile::copyAsync16(stage + " << at << " + e / " << cols
+           << " * " << stride.getInt() << " + e % " << cols << ", ws + "
+           << from << " + e);\n";
       else
         os << "  for (int e = threadIdx.x * 4; e < "
            << (lastRowOnly(&op) ? cols : rows * cols)
@@ -610,6 +629,7 @@ private:
   /// stood, so that their live ranges stay those rec-schedule planned) or
   /// "prep" (one chunk, the values the scan reads written to it).
   std::string bodyText(Block &body, StringRef which) {
+    emitting = which.str();
     std::string text;
     llvm::raw_string_ostream ks(text);
     auto phase = [](Operation &op) {
@@ -1281,6 +1301,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   std::set<std::tuple<int64_t, RowRole, Axis>> rowFunctions;
   std::vector<std::string> profiledOps; // chunk ops, in kernel order
   bool split = false; // prep and scan kernels (--rec-split-scan)
+  std::string emitting; // the kernel bodyText is writing: all, prep or scan
   std::string unsupported; // a chunk op the emitter cannot print
 };
 

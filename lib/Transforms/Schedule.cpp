@@ -162,8 +162,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         stagedFloats = stage;
         return floats + 2 * stage;
       }
-      for (Operation *op : scan)
+      for (Operation *op : scan) {
         op->removeAttr("rec.stage_offset");
+        op->removeAttr("rec.stage_stride");
+      }
     }
     return planOps(scan, stateFloats, "rec.smem_offset", chunked,
                    [&](Operation *op) { return phase(op) != "prep"; });
@@ -189,6 +191,23 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       if (size % 4 || extents.cols(tile) % 4)
         return 0;
       op.setAttr("rec.stage_offset", builder.getI64IntegerAttr(floats));
+      // A whole key-side tile that only products read as their left
+      // operand is staged with rows 8 floats longer than dense (≡ 8 mod 32
+      // for dk and chunks that are multiples of 32): the tensor-core
+      // fragment loads then hit eight distinct banks, not one.
+      int64_t cols = extents.cols(tile);
+      bool lhsOnly = toScan.getValue() == "all" && tile.getCols() != Axis::value &&
+                     cols % 32 == 0 && !op.getResult(0).use_empty() &&
+                     llvm::all_of(op.getResult(0).getUses(), [](OpOperand &use) {
+                       auto mm = dyn_cast<ChunkMatmulOp>(use.getOwner());
+                       return mm && use.getOperandNumber() == 0;
+                     });
+      if (lhsOnly) {
+        op.setAttr("rec.stage_stride", builder.getI64IntegerAttr(cols + 8));
+        size = extents.rows(tile) * (cols + 8);
+      } else {
+        op.removeAttr("rec.stage_stride");
+      }
       floats += size;
     }
     return floats;

@@ -9,12 +9,15 @@
 // 64 (G's last row) + 6 x 16 x 64 (W, U0, Q, A_qk V, A, K) + 16 x 16 (A_qa).
 // CHECK: constexpr int64_t WS_FLOATS = 6464;
 // The scan stages what crosses in two buffers after its own tiles: one
-// buffer holds G's last row, the key-side tiles whole and the value-side ones
-// by the value tile's 32 columns: 64 + 5 x 16 x 64 + 2 x 16 x 32 + 16 x 16.
-// CHECK: constexpr int STAGE_FLOATS = 5440, STAGE_AT = [[AT:[0-9]+]];
+// buffer holds G's last row, the key-side tiles whole (the four that only
+// products read as their left operand with rows of 64 + 8 floats, so that
+// fragment loads meet no bank conflicts) and the value-side ones by the value
+// tile's 32 columns: 64 + 4 x 16 x 72 + 2 x 16 x 32 + 16 x 16.
+// CHECK: constexpr int STAGE_FLOATS = 5952, STAGE_AT = [[AT:[0-9]+]];
 // CHECK: void stageChunk(float *stage, const float *ws, int64_t v0) {
 // CHECK: rkc::tile::copyAsync16(stage + 0 + e, ws + 0 + e);
-// CHECK: rkc::tile::copyAsync16(stage + 1088 + e, ws + 1088 + (e / BV) * DV + v0 + e % BV);
+// CHECK: rkc::tile::copyAsync16(stage + 64 + e / 64 * 72 + e % 64, ws + 64 + e);
+// CHECK: rkc::tile::copyAsync16(stage + 1216 + e, ws + 1088 + (e / BV) * DV + v0 + e % BV);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // CHECK: float *const stages = smem + STAGE_AT;
 // CHECK-NEXT: if (bos < eos)
@@ -29,7 +32,8 @@
 // CHECK-NEXT: stageChunk(stages + ((n + 1) % 2) * STAGE_FLOATS, chunkWorkspace(p, seq, t0 + C, hv), v0);
 // G's last row is read as row 15 of its tile.
 // CHECK: const float *const tile1 = stage + 0 - 960;
-// CHECK: const float *const tile19 = stage + 1088;
+// CHECK: const float *const tile19 = stage + 1216;
+// CHECK: rkc::tile::matmul<TensorCores>(tile15, S, 16, 64, 32, false, tile16, 72);
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
 // CHECK: rec.chunk.decay_state

@@ -442,11 +442,16 @@ __device__ inline void decayState(const float *s, int rows, int cols,
 }
 
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
+/// A's rows are `lda` floats apart (0: dense); a stride ≡ 8 (mod 32) puts
+/// the eight rows a fragment load touches in distinct banks.
 /// TensorCores: TF32 products, one warp per 16-row block of out and 8, 16
 /// or 32 of its columns (ProductPlan).
 template <bool TensorCores>
 __device__ inline void matmul(const float *a, const float *b, int m, int k,
-                              int n, bool transposeA, float *out) {
+                              int n, bool transposeA, float *out,
+                              int lda = 0) {
+  if (!lda)
+    lda = transposeA ? m : k;
   if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
     const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const ProductPlan plan(m / 16, n);
@@ -461,7 +466,7 @@ __device__ inline void matmul(const float *a, const float *b, int m, int k,
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const int i = i0 + g + (q % 2) * 8, pp = p + c + (q / 2) * 4;
-          af[q] = tf32(transposeA ? a[pp * m + i] : a[i * k + pp]);
+          af[q] = tf32(transposeA ? a[pp * lda + i] : a[i * lda + pp]);
         }
 #pragma unroll
         for (int nb = 0; nb < 4; ++nb) {
@@ -490,7 +495,7 @@ __device__ inline void matmul(const float *a, const float *b, int m, int k,
     int i = e / n, j = e % n;
     float sum = 0.f;
     for (int p = 0; p < k; ++p)
-      sum += (transposeA ? a[p * m + i] : a[i * k + p]) * b[p * n + j];
+      sum += (transposeA ? a[p * lda + i] : a[i * lda + p]) * b[p * n + j];
     out[e] = sum;
   }
   __syncthreads();

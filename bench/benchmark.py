@@ -548,6 +548,7 @@ def machine_info(args, fla_root):
         commit += " (with uncommitted changes)"
     info.append(("rkc commit", commit))
     info.append(("rkc binary", shown_path(args.rkc)))
+    info.append(("rkc compile options", args.compile_options or "(the defaults)"))
     try:
         version = importlib.import_module("fla").__version__
     except Exception:
@@ -572,6 +573,9 @@ def main():
     parser.add_argument("--plots", default="bench/plots",
                         help="folder of the SVG plots, relative to --out's folder")
     parser.add_argument("--specs", default=",".join(SPECS))
+    parser.add_argument("--compile-options", default="",
+                        help="extra rkc compile options for RKC's kernels, "
+                             "e.g. '--split-scan 1' (shown in the report)")
     parser.add_argument("--quick", action="store_true",
                         help="first prefill shape, T up to 8192, first decode shape")
     parser.add_argument("--commit", help="rkc commit to report (default: git HEAD)")
@@ -608,6 +612,7 @@ def main():
     sys.path.insert(0, python_dir)
     sys.path.insert(0, fla_root)
     os.environ["RKC"] = os.path.abspath(args.rkc)
+    os.environ["RKC_COMPILE_OPTIONS"] = args.compile_options
     global rkc_torch, rkc_library, FLUSH
     import rkc_torch as _rkc_torch
     from rkc_torch._library import library

@@ -10,7 +10,8 @@ Kernels are compiled by the ``rkc`` binary (``$RKC``, else ``rkc`` on PATH)
 with nvcc the first time a spec is used at a (dk, dv), and cached under
 ``$RKC_CACHE_DIR`` or ``~/.cache/rkc/torch``; with ``$RKC_TUNING`` naming a
 database of ``rkc tune``, they are compiled with ``rkc compile --tuning`` and
-dispatch by shape bucket to the measured winners. The ops are registered with
+dispatch by shape bucket to the measured winners; ``$RKC_COMPILE_OPTIONS``
+adds options to every ``rkc compile`` (e.g. ``--split-scan 1``). The ops are registered with
 ``torch.library`` (with fake implementations, so ``torch.compile`` traces
 them) and never synchronise the host, so they can be captured in CUDA graphs
 once warmed up.

@@ -3,6 +3,7 @@ import ctypes
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -153,22 +154,24 @@ def library(name, dk, dv, params=(), device=None):
     architecture of `device`."""
     arch = _arch(device)
     tuning = _tuning_database()
-    key = (name, dk, dv, tuple(params), arch, tuning[1] if tuning else None)
+    options = tuple(shlex.split(os.environ.get("RKC_COMPILE_OPTIONS", "")))
+    key = (name, dk, dv, tuple(params), arch, tuning[1] if tuning else None,
+           options)
     with _lock:
         if key in _loaded:
             return _loaded[key]
         source = spec_source(name)
         rkc = _find_rkc()
-        digest = hashlib.sha256(("%s|%d|%d|%s|%s|%s|%s" % (
+        digest = hashlib.sha256(("%s|%d|%d|%s|%s|%s|%s|%s" % (
             source, dk, dv, params, arch, os.path.getmtime(rkc),
-            tuning[1] if tuning else "")).encode()).hexdigest()
+            tuning[1] if tuning else "", options)).encode()).hexdigest()
         root = os.environ.get("RKC_CACHE_DIR") or os.path.join(
             os.path.expanduser("~"), ".cache", "rkc", "torch")
         folder = os.path.join(root, "%s-%d-%d-%s-%s" % (name, dk, dv, arch,
                                                          digest[:16]))
         if not os.path.exists(os.path.join(folder, "lib%s.so" % name)):
             _build(folder, name, source, rkc, dk, dv, params, arch,
-                   tuning[0] if tuning else None)
+                   tuning[0] if tuning else None, options)
         _loaded[key] = Library(folder, name)
         return _loaded[key]
 
@@ -197,7 +200,8 @@ def _tuning_database():
             path, e.strerror))
 
 
-def _build(folder, name, source, rkc, dk, dv, params, arch, tuning=None):
+def _build(folder, name, source, rkc, dk, dv, params, arch, tuning=None,
+           options=()):
     """Builds in a private folder and renames it into place, so that
     processes compiling the same spec at once (torchrun ranks) never see a
     half-written library."""
@@ -215,6 +219,7 @@ def _build(folder, name, source, rkc, dk, dv, params, arch, tuning=None):
             cmd += ["--param", p]
         if tuning:
             cmd += ["--tuning", tuning]
+        cmd += list(options)
         _run(cmd)
         _run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-O2", "-o",
               os.path.join(work, "lib%s.so" % name),

@@ -430,14 +430,14 @@ bool parseRow(StringRef text, Row &row, std::string &error) {
     }
     row.schedule[key.str()] = *value.getAsInteger();
   }
-  // A knob added since the row was written takes its default (`rkc
-  // compile`'s: prefetch 0, split-scan 0), so that older databases keep
-  // working; where the row's code hash no longer matches, rkc tune measures
-  // it again and rkc compile --tuning says so. Keys of knobs this rkc does
-  // not have stay, and Schedule::fromMap rejects them.
-  static const CompileRequest defaults;
+  // A knob added since the row was written reads 0, off (prefetch 0,
+  // split-scan 0: what the row was measured with, whatever `rkc compile`'s
+  // default is now), so that older databases keep working; where the row's
+  // code hash no longer matches, rkc tune measures it again and rkc compile
+  // --tuning says so. Keys of knobs this rkc does not have stay, and
+  // Schedule::fromMap rejects them.
   for (const Knob &knob : scheduleKnobs())
-    row.schedule.try_emplace(knob.key, defaults.*knob.field);
+    row.schedule.try_emplace(knob.key, 0);
 
   if (const json::Value *value = object->get("default")) {
     if (!value->getAsBoolean()) {

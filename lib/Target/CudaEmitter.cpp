@@ -36,6 +36,7 @@ struct CudaSchedule {
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
+  int64_t stateStride = 0; // floats between rows of S in shared memory
 
   bool read(Operation *op, std::string &error) {
     auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
@@ -57,10 +58,13 @@ struct CudaSchedule {
     workspaceFloats = get("workspace_floats");
     prepSharedBytes = get("prep_shared_bytes");
     stageFloats = get("stage_floats");
+    stateStride = get("state_stride");
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
       return false;
     }
+    if (!stateStride)
+      stateStride = valueTile;
     return true;
   }
 };
@@ -327,7 +331,8 @@ private:
     const SpecPlan::Substep &sub = p.substeps[slot];
     int expr = roleExpr(sub, role);
     os << "// Sub-step " << slot << ", " << roleName(role) << ".\n"
-       << "__device__ void " << prefix << "_s" << slot << "_"
+       << "__device__ " << (prefix == "prefill" ? "__forceinline__ " : "")
+       << "void " << prefix << "_s" << slot << "_"
        << roleName(role)
        << "(const Params &p, int64_t row, int64_t t, int64_t hv, int64_t v0, "
           "float *dst) {\n"
@@ -417,7 +422,11 @@ private:
             for (int64_t i = 0; i < m; ++i)
               slots.push_back(i);
           int64_t width = ncols(r);
-          os << "    for (int i = warp; i < " << nrows(r)
+          // Unrolled, with read-only (__ldg) loads and inlined row
+          // functions: a warp's rows are fetched together, not one round
+          // trip after another.
+          os << "#pragma unroll\n"
+             << "    for (int i = warp; i < " << nrows(r)
              << "; i += WARPS) {\n"
              << "      const int64_t t = t0 + i / " << slots.size() << ";\n"
              << "      float *dst = " << result() << " + i * " << width
@@ -471,9 +480,20 @@ private:
              << nrows(n) * ncols(n) << ", " << result() << ");\n";
         })
         .Case([&](ChunkAddOp a) {
-          os << "    rkc::tile::add(" << tile(a.getLhs()) << ", "
-             << tile(a.getRhs()) << ", " << nrows(a) * ncols(a) << ", "
-             << result() << ");\n";
+          if (isa<BlockArgument>(a.getLhs()) || isa<BlockArgument>(a.getRhs())) {
+            // S has rows SLD floats apart; the sum is dense.
+            auto read = [&](Value v) {
+              return isa<BlockArgument>(v) ? std::string("S[(e / BV) * SLD + e % BV]")
+                                           : tile(v) + "[e]";
+            };
+            os << "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
+               << "      " << result() << "[e] = " << read(a.getLhs()) << " + "
+               << read(a.getRhs()) << ";\n    __syncthreads();\n";
+          } else {
+            os << "    rkc::tile::add(" << tile(a.getLhs()) << ", "
+               << tile(a.getRhs()) << ", " << nrows(a) * ncols(a) << ", "
+               << result() << ");\n";
+          }
         })
         .Case([&](ChunkUTInverseOp u) {
           os << "    rkc::tile::utInverse(" << tile(u.getMatrix()) << ", "
@@ -494,7 +514,10 @@ private:
         .Case([&](ChunkDecayStateOp d) {
           os << "    rkc::tile::decayState(" << tile(d.getState()) << ", "
              << nrows(d) << ", " << ncols(d) << ", " << tile(d.getDecay())
-             << ", " << ncols(d.getDecay()) << ", L, " << result() << ");\n";
+             << ", " << ncols(d.getDecay()) << ", L, " << result();
+          if (isa<BlockArgument>(d.getState()))
+            os << ", SLD";
+          os << ");\n";
         })
         .Case([&](ChunkMatmulOp mm) {
           bool t = mm.getTransposeLhs();
@@ -503,8 +526,11 @@ private:
              << tile(mm.getRhs()) << ", " << nrows(mm) << ", " << inner
              << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
              << result();
-          if (int64_t stride = stagedStride(mm.getLhs()))
-            os << ", " << stride;
+          int64_t lda = stagedStride(mm.getLhs());
+          if (isa<BlockArgument>(mm.getRhs()))
+            os << ", " << lda << ", SLD";
+          else if (lda)
+            os << ", " << lda;
           os << ");\n";
         })
         .Case([&](ChunkOutputOp out) {
@@ -523,7 +549,8 @@ private:
         })
         .Case([&](ChunkYieldOp y) {
           os << "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-             << "      S[e] = " << tile(y.getState()[0]) << "[e];\n"
+             << "      S[(e / BV) * SLD + e % BV] = " << tile(y.getState()[0])
+             << "[e];\n"
              << "    __syncthreads();\n";
         })
         .Default([&](Operation *other) {
@@ -775,6 +802,8 @@ private:
        << "using Params = rkc_" << name << "_kernel_params;\n\n"
        << "constexpr int DK = " << s.dk << ", DV = " << s.dv
        << ", BV = " << s.valueTile << "; // value columns a block\n"
+       << "constexpr int SLD = " << s.stateStride
+       << "; // floats between rows of the state slice S in shared memory\n"
        << "constexpr int C = " << C << ", M = " << m
        << ", L = C * M; // tokens, sub-steps a token, rows a chunk\n"
        << "constexpr int THREADS = " << s.threads
@@ -800,11 +829,11 @@ private:
        << R"(__device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
   case RKC_BF16:
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(t.data)[offset]);
+    return __bfloat162float(__ldg(static_cast<const __nv_bfloat16 *>(t.data) + offset));
   case RKC_F16:
-    return __half2float(static_cast<const __half *>(t.data)[offset]);
+    return __half2float(__ldg(static_cast<const __half *>(t.data) + offset));
   default:
-    return static_cast<const float *>(t.data)[offset];
+    return __ldg(static_cast<const float *>(t.data) + offset);
   }
 }
 
@@ -890,9 +919,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  const int64_t v0 = blockIdx.x * BV, hv = blockIdx.y, seq = "
           "blockIdx.z;\n"
        << kernelPreamble()
-       << "  float *const S = smem; // the state slice, DK x BV\n"
+       << "  float *const S = smem; // the state slice, DK x BV, rows SLD floats apart\n"
        << "  for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-       << "    S[e] = p.a.initial_state ? p.a.initial_state[((slot * "
+       << "    S[(e / BV) * SLD + e % BV] = p.a.initial_state ? p.a.initial_state[((slot * "
           "p.value_heads + hv) * DK + e / BV) * DV + v0 + e % BV] : 0.f;\n"
        << "  __syncthreads();\n"
        << "#ifdef RKC_PROFILE_OPS\n"
@@ -970,7 +999,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     return "  if (p.a.final_state)\n"
            "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
            "      p.a.final_state[((slot * p.value_heads + hv) * DK + e / BV) "
-           "* DV + v0 + e % BV] = S[e];\n";
+           "* DV + v0 + e % BV] = S[(e / BV) * SLD + e % BV];\n";
   }
 
   //===--------------------------------------------------------------------===//

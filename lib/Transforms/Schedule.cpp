@@ -30,6 +30,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// The floats of one of the scan's two staging buffers, 0 when the
   /// crossing tiles are copied from the workspace where their ops stood.
   int64_t stagedFloats = 0;
+  /// The floats between rows of the state slice in shared memory.
+  int64_t stateStride = 0;
 
   /// Places the results of `ops` (run in that order) in shared memory from
   /// `base` on, by first fit over live ranges, into `attr`; an op's
@@ -106,7 +108,22 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// prep kernel's (rec.prep_smem_offset, no state slice; `prepFloats`).
   int64_t planChunkBody(ChunkedOp chunked, int64_t &prepFloats) {
     Block &body = chunked.getBody().front();
-    const int64_t stateFloats = dk * valueTile;
+    // The state slice's rows are 8 floats longer than the value tile where
+    // only products (as their right operand), decay_state and sums read it:
+    // the tensor-core fragment loads of S then meet no bank conflicts.
+    Value state = body.getArgument(0);
+    stateStride = valueTile;
+    if (valueTile >= 16 &&
+        llvm::all_of(state.getUses(), [](OpOperand &use) {
+          Operation *user = use.getOwner();
+          if (auto mm = dyn_cast<ChunkMatmulOp>(user))
+            return use.getOperandNumber() == 1;
+          if (auto decay = dyn_cast<ChunkDecayStateOp>(user))
+            return use.get() == decay.getState() && use.get() != decay.getDecay();
+          return isa<ChunkAddOp>(user);
+        }))
+      stateStride = valueTile + 8;
+    const int64_t stateFloats = dk * stateStride;
     auto phase = [](Operation *op) {
       auto attr = op->getAttrOfType<StringAttr>("rec.phase");
       return attr ? attr.getValue() : StringRef("");
@@ -246,6 +263,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (stagedFloats)
       extra.push_back(b.getNamedAttr("stage_floats",
                                      b.getI64IntegerAttr(stagedFloats)));
+    if (stateStride && stateStride != valueTile)
+      extra.push_back(b.getNamedAttr("state_stride",
+                                     b.getI64IntegerAttr(stateStride)));
     if (workspaceFloats)
       extra.push_back(b.getNamedAttr(
           "workspace_floats", b.getI64IntegerAttr(workspaceFloats)));
@@ -316,7 +336,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         // reductions' partial sums and totals (threads + value-tile floats)
         // and a sub-step's row vectors: see the decode kernel.
         int64_t floats = threads + valueTile + 5 * dk + 2 * valueTile + 4;
-        stagedFloats = 0;
+        stagedFloats = stateStride = 0;
         decode->setAttr("rec.schedule",
                         schedule(floats * 4, 0, 0, "f32, registers"));
       }

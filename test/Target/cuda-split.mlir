@@ -7,6 +7,7 @@
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
 
 // 64 (G's last row) + 6 x 16 x 64 (W, U0, Q, A_qk V, A, K) + 16 x 16 (A_qa).
+// CHECK: constexpr int SLD = 40;
 // CHECK: constexpr int64_t WS_FLOATS = 6464;
 // The scan stages what crosses in two buffers after its own tiles: one
 // buffer holds G's last row, the key-side tiles whole (the four that only
@@ -19,6 +20,11 @@
 // CHECK: rkc::tile::copyAsync16(stage + 64 + e / 64 * 72 + e % 64, ws + 64 + e);
 // CHECK: rkc::tile::copyAsync16(stage + 1216 + e, ws + 1088 + (e / BV) * DV + v0 + e % BV);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
+// The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
+// products that read S); a sum takes its addend's place (W S + U).
+// CHECK: S[(e / BV) * SLD + e % BV] = p.a.initial_state
+// CHECK: float *const tile16 = smem + [[W_S:[0-9]+]];
+// CHECK-NEXT: float *const tile20 = smem + [[W_S]];
 // CHECK: float *const stages = smem + STAGE_AT;
 // CHECK-NEXT: if (bos < eos)
 // CHECK-NEXT: stageChunk(stages, chunkWorkspace(p, seq, bos, hv), v0);
@@ -33,9 +39,11 @@
 // G's last row is read as row 15 of its tile.
 // CHECK: const float *const tile1 = stage + 0 - 960;
 // CHECK: const float *const tile19 = stage + 1216;
-// CHECK: rkc::tile::matmul<TensorCores>(tile15, S, 16, 64, 32, false, tile16, 72);
+// CHECK: rkc::tile::matmul<TensorCores>(tile15, S, 16, 64, 32, false, tile16, 72, SLD);
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
+// CHECK: rkc::tile::decayState(S, 64, 32, tile1, 64, L, tile31, SLD);
+// CHECK: S[(e / BV) * SLD + e % BV] = tile38[e];
 // CHECK: rec.chunk.decay_state
 // CHECK: __device__ __forceinline__ void prep(const Params &p) {
 // CHECK: if (t0 >= eos)

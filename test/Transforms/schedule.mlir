@@ -7,12 +7,13 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="prefetch=2" 2>&1 | FileCheck %s --check-prefix=PREFETCH
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
 
-// The block's work and its shared memory: the state slice (64 x 32 floats)
-// first, then every tile at an offset planned from live ranges, reused once
-// dead (the strengths reuse the gate rows' space).
-// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", prefetch = 0 : i64, shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", threads = 256 : i64, value_tile = 32 : i64}}
-// CHECK: rec.chunk.rows gate {rec.smem_offset = 2048 : i64} : !rec.tile<chunk[0], key>
-// CHECK: rec.chunk.rows write_strength {rec.smem_offset = 2048 : i64}
+// The block's work and its shared memory: the state slice (64 rows of the
+// 32-column value tile, 40 floats apart so that tensor-core fragment loads
+// meet no bank conflicts) first, then every tile at an offset planned from
+// live ranges, reused once dead (the strengths reuse the gate rows' space).
+// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", prefetch = 0 : i64, shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", state_stride = 40 : i64, threads = 256 : i64, value_tile = 32 : i64}}
+// CHECK: rec.chunk.rows gate {rec.smem_offset = 2560 : i64} : !rec.tile<chunk[0], key>
+// CHECK: rec.chunk.rows write_strength {rec.smem_offset = 2560 : i64}
 
 // Decode keeps the state in registers: shared memory holds the partial sums
 // and totals (256 + 32 floats), a sub-step's rows (5 x 128 + 2 x 32) and 4 scalars.

@@ -430,28 +430,33 @@ __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
   __syncthreads();
 }
 
-/// out[d, c] = S[d, c] · exp(G[L-1, d]): the state decayed over the chunk.
+/// out[d, c] = S[d, c] · exp(G[L-1, d]): the state decayed over the chunk
+/// (S's rows `sld` floats apart, 0: dense; out dense).
 __device__ inline void decayState(const float *s, int rows, int cols,
                                   const float *G, int gCols, int L,
-                                  float *out) {
+                                  float *out, int sld = 0) {
+  if (!sld)
+    sld = cols;
   for (int e = threadIdx.x; e < rows * cols; e += blockDim.x) {
-    int d = gCols == 1 ? 0 : e / cols;
-    out[e] = s[e] * __expf(G[(L - 1) * gCols + d]);
+    int d = e / cols;
+    out[e] = s[d * sld + e % cols] * __expf(G[(L - 1) * gCols + (gCols == 1 ? 0 : d)]);
   }
   __syncthreads();
 }
 
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
-/// A's rows are `lda` floats apart (0: dense); a stride ≡ 8 (mod 32) puts
-/// the eight rows a fragment load touches in distinct banks.
+/// A's rows are `lda` floats apart, B's `ldb` (0: dense); a stride ≡ 8
+/// (mod 32) puts the rows a fragment load touches in distinct banks.
 /// TensorCores: TF32 products, one warp per 16-row block of out and 8, 16
 /// or 32 of its columns (ProductPlan).
 template <bool TensorCores>
 __device__ inline void matmul(const float *a, const float *b, int m, int k,
                               int n, bool transposeA, float *out,
-                              int lda = 0) {
+                              int lda = 0, int ldb = 0) {
   if (!lda)
     lda = transposeA ? m : k;
+  if (!ldb)
+    ldb = n;
   if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
     const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const ProductPlan plan(m / 16, n);
@@ -473,8 +478,8 @@ __device__ inline void matmul(const float *a, const float *b, int m, int k,
           const int j = j0 + nb * 8 + g;
           if (j0 + nb * 8 >= jEnd)
             continue;
-          uint32_t bf[2] = {tf32(b[(p + c) * n + j]),
-                            tf32(b[(p + c + 4) * n + j])};
+          uint32_t bf[2] = {tf32(b[(p + c) * ldb + j]),
+                            tf32(b[(p + c + 4) * ldb + j])};
           mma16x8x8(acc[nb], af, bf);
         }
       }
@@ -495,7 +500,7 @@ __device__ inline void matmul(const float *a, const float *b, int m, int k,
     int i = e / n, j = e % n;
     float sum = 0.f;
     for (int p = 0; p < k; ++p)
-      sum += (transposeA ? a[p * lda + i] : a[i * lda + p]) * b[p * n + j];
+      sum += (transposeA ? a[p * lda + i] : a[i * lda + p]) * b[p * ldb + j];
     out[e] = sum;
   }
   __syncthreads();

@@ -928,21 +928,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  long long profile[" << profiledOps.size()
        << "] = {}, profileStart = 0;\n"
        << "#endif\n"
-       << kernelText
-       << "#ifdef RKC_PROFILE_OPS\n"
-       << "  if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0 && "
-          "blockIdx.z == 0) {\n";
-    for (auto [i, text] : llvm::enumerate(profiledOps)) {
-      std::string escaped;
-      for (char ch : text) {
-        if (ch == '"' || ch == '\\')
-          escaped += '\\';
-        escaped += ch == '%' ? std::string("%%") : std::string(1, ch);
-      }
-      os << "    printf(\"rkc-profile %d %lld " << escaped << "\\n\", "
-         << i << ", profile[" << i << "]);\n";
-    }
-    os << "  }\n#endif\n"
+       << kernelText << profilePrinter("rkc-profile")
        << kernelEpilogue() << "}\n\n";
     for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
       os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
@@ -968,7 +954,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  long long profile[" << profiledOps.size()
          << "] = {}, profileStart = 0;\n  (void)profile;\n"
          << "#endif\n"
-         << prepText << "}\n\n";
+         << prepText << profilePrinter("rkc-profile-prep") << "}\n\n";
       for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
         os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
            << name << "_prep_kernel" << suffix
@@ -976,6 +962,29 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     }
     emitDecodeKernel(os);
     return true;
+  }
+
+  /// With -DRKC_PROFILE_OPS, block (0, 0, 0) prints each op's cycles
+  /// (`label` index cycles op), summed over the chunks it ran.
+  std::string profilePrinter(StringRef label) const {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "#ifdef RKC_PROFILE_OPS\n"
+       << "  if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0 && "
+          "blockIdx.z == 0) {\n";
+    for (auto [i, op] : llvm::enumerate(profiledOps)) {
+      std::string escaped;
+      for (char ch : op) {
+        if (ch == '"' || ch == '\\')
+          escaped += '\\';
+        escaped += ch == '%' ? std::string("%%") : std::string(1, ch);
+      }
+      os << "    if (profile[" << i << "])\n      printf(\"" << label
+         << " %d %lld " << escaped << "\\n\", " << i << ", profile[" << i
+         << "]);\n";
+    }
+    os << "  }\n#endif\n";
+    return text;
   }
 
   std::string kernelPreamble() const {

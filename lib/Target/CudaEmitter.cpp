@@ -784,6 +784,7 @@ private:
     // The kernel bodies first: they decide which row functions exist.
     split = chunkedOp->hasAttr("rec.split_scan") && s.workspaceFloats > 0;
     std::string kernelText = bodyText(body, split ? "scan" : "all");
+    size_t prepBegin = profiledOps.size();
     std::string prepText = split ? bodyText(body, "prep") : std::string();
     if (!unsupported.empty()) {
       error = "the CUDA emitter has no code for '" + unsupported + "'";
@@ -928,7 +929,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  long long profile[" << profiledOps.size()
        << "] = {}, profileStart = 0;\n"
        << "#endif\n"
-       << kernelText << profilePrinter("rkc-profile")
+       << kernelText << profilePrinter("rkc-profile", 0, prepBegin)
        << kernelEpilogue() << "}\n\n";
     for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
       os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
@@ -954,7 +955,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  long long profile[" << profiledOps.size()
          << "] = {}, profileStart = 0;\n  (void)profile;\n"
          << "#endif\n"
-         << prepText << profilePrinter("rkc-profile-prep") << "}\n\n";
+         << prepText
+         << profilePrinter("rkc-profile-prep", prepBegin, profiledOps.size())
+         << "}\n\n";
       for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
         os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
            << name << "_prep_kernel" << suffix
@@ -964,15 +967,17 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     return true;
   }
 
-  /// With -DRKC_PROFILE_OPS, block (0, 0, 0) prints each op's cycles
-  /// (`label` index cycles op), summed over the chunks it ran.
-  std::string profilePrinter(StringRef label) const {
+  /// With -DRKC_PROFILE_OPS, block (0, 0, 0) prints the cycles of each op
+  /// of the kernel ([begin, end) of profiledOps) as `label index cycles op`,
+  /// summed over the chunks it ran.
+  std::string profilePrinter(StringRef label, size_t begin, size_t end) const {
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "#ifdef RKC_PROFILE_OPS\n"
        << "  if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0 && "
           "blockIdx.z == 0) {\n";
-    for (auto [i, op] : llvm::enumerate(profiledOps)) {
+    for (size_t i = begin; i < end; ++i) {
+      const std::string &op = profiledOps[i];
       std::string escaped;
       for (char ch : op) {
         if (ch == '"' || ch == '\\')

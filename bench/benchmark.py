@@ -28,6 +28,7 @@ it is imported from there, never vendored. --quick keeps the first prefill
 shape, the T sweep up to 8192 and the first decode shape.
 """
 import argparse
+import ctypes
 import datetime
 import gc
 import importlib
@@ -374,21 +375,63 @@ def nbytes(t):
     return t.numel() * t.element_size()
 
 
+class StreamPool:
+    """The device's current stream-ordered memory pool, where cuMemAllocAsync
+    takes memory (RKC's split kernels their workspace, freed on the stream
+    after the scan): the high-water mark of its bytes in use, reset before a
+    call. Reads 0 where the driver's pool attributes cannot be reached."""
+    USED_MEM_HIGH = 8   # CU_MEMPOOL_ATTR_USED_MEM_HIGH
+
+    def __init__(self):
+        self.lib = self.pool = None
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError:
+            return
+        device, pool = ctypes.c_int(), ctypes.c_void_p()
+        if (lib.cuCtxGetDevice(ctypes.byref(device)) == 0 and
+                lib.cuDeviceGetMemPool(ctypes.byref(pool), device) == 0):
+            self.lib, self.pool = lib, pool
+
+    def reset(self):
+        if self.lib:
+            zero = ctypes.c_uint64(0)
+            self.lib.cuMemPoolSetAttribute(self.pool, self.USED_MEM_HIGH,
+                                           ctypes.byref(zero))
+
+    def peak(self):
+        value = ctypes.c_uint64(0)
+        if not self.lib or self.lib.cuMemPoolGetAttribute(
+                self.pool, self.USED_MEM_HIGH, ctypes.byref(value)):
+            return 0
+        return value.value
+
+
+STREAM_POOL = None
+
+
 def extra_memory(fn):
     """Bytes the call allocates beyond what was live before it and what it
     returns: the peak of torch's caching allocator (where fla's and
-    rkc_torch's tensors live). Also the device memory the call leaves taken
-    outside that allocator (a library's own cuMemAlloc), from cudaMemGetInfo:
-    a transient allocation outside torch would not show."""
+    rkc_torch's tensors live). Also the device memory taken outside that
+    allocator: what the call leaves taken (a library's own cuMemAlloc, from
+    cudaMemGetInfo), or the peak of the stream-ordered pool during the call
+    (a workspace from cuMemAllocAsync, freed before the call returns),
+    whichever is larger."""
+    global STREAM_POOL
+    if STREAM_POOL is None:
+        STREAM_POOL = StreamPool()
     gc.collect()
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated()
     reserved = torch.cuda.memory_reserved()
     free = torch.cuda.mem_get_info()[0]
     torch.cuda.reset_peak_memory_stats()
+    STREAM_POOL.reset()
     out = fn()
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated()
+    pooled = STREAM_POOL.peak()
     storages = {}
     for t in tensors_in(out):   # a view counts as the whole of its storage
         storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
@@ -396,7 +439,7 @@ def extra_memory(fn):
     outside = (free - torch.cuda.mem_get_info()[0]) - (
         torch.cuda.memory_reserved() - reserved)
     del out
-    return peak - before - sum(storages.values()), outside
+    return peak - before - sum(storages.values()), max(outside, pooled)
 
 
 def rel(x, ref):

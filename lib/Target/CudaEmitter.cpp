@@ -331,8 +331,7 @@ private:
     const SpecPlan::Substep &sub = p.substeps[slot];
     int expr = roleExpr(sub, role);
     os << "// Sub-step " << slot << ", " << roleName(role) << ".\n"
-       << "__device__ " << (prefix == "prefill" ? "__forceinline__ " : "")
-       << "void " << prefix << "_s" << slot << "_"
+       << "__device__ void " << prefix << "_s" << slot << "_"
        << roleName(role)
        << "(const Params &p, int64_t row, int64_t t, int64_t hv, int64_t v0, "
           "float *dst) {\n"
@@ -422,11 +421,7 @@ private:
             for (int64_t i = 0; i < m; ++i)
               slots.push_back(i);
           int64_t width = ncols(r);
-          // Unrolled, with read-only (__ldg) loads and inlined row
-          // functions: a warp's rows are fetched together, not one round
-          // trip after another.
-          os << "#pragma unroll\n"
-             << "    for (int i = warp; i < " << nrows(r)
+          os << "    for (int i = warp; i < " << nrows(r)
              << "; i += WARPS) {\n"
              << "      const int64_t t = t0 + i / " << slots.size() << ";\n"
              << "      float *dst = " << result() << " + i * " << width
@@ -830,11 +825,11 @@ private:
        << R"(__device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
   case RKC_BF16:
-    return __bfloat162float(__ldg(static_cast<const __nv_bfloat16 *>(t.data) + offset));
+    return __bfloat162float(static_cast<const __nv_bfloat16 *>(t.data)[offset]);
   case RKC_F16:
-    return __half2float(__ldg(static_cast<const __half *>(t.data) + offset));
+    return __half2float(static_cast<const __half *>(t.data)[offset]);
   default:
-    return __ldg(static_cast<const float *>(t.data) + offset);
+    return static_cast<const float *>(t.data)[offset];
   }
 }
 

@@ -17,8 +17,8 @@
 
 // EDA's erase sub-step (slot 0) has rows for the UT system (its address and
 // decayed read vector) but no write: the key and value rows are slot 1's.
-// EDA: __device__ __forceinline__ void prefill_s0_erase_along(
-// EDA: __device__ __forceinline__ void prefill_s0_read(
+// EDA: __device__ void prefill_s0_erase_along(
+// EDA: __device__ void prefill_s0_read(
 // EDA: dst[lane + 32 * i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
 // EDA-NOT: prefill_s0_key
 // EDA-NOT: prefill_s0_value

@@ -14,6 +14,10 @@
 // CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", prefetch = 0 : i64, shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", state_stride = 40 : i64, threads = 256 : i64, value_tile = 32 : i64}}
 // CHECK: rec.chunk.rows gate {rec.smem_offset = 2560 : i64} : !rec.tile<chunk[0], key>
 // CHECK: rec.chunk.rows write_strength {rec.smem_offset = 2560 : i64}
+// A sum takes the place of its first addend when the sum is that addend's
+// last reader (each thread reads an element and writes it back).
+// CHECK: %[[WS:[0-9]+]] = rec.chunk.matmul %{{[0-9]+}}, %arg0 {rec.smem_offset = [[AT:[0-9]+]] : i64}
+// CHECK: rec.chunk.add %[[WS]], %{{[0-9]+}} {rec.smem_offset = [[AT]] : i64}
 
 // Decode keeps the state in registers: shared memory holds the partial sums
 // and totals (256 + 32 floats), a sub-step's rows (5 x 128 + 2 x 32) and 4 scalars.

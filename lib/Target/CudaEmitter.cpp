@@ -174,6 +174,12 @@ private:
        << "  float *workspace; /* split kernels: what the prep kernel hands "
           "the scan */\n"
        << "} rkc_" << name << "_kernel_params;\n\n";
+    os << "/* The prefill's chunk (tokens), and the floats a (chunk, value "
+          "head) of its workspace\n * holds (--split-scan 1; 0 for one "
+          "kernel): see rkc_" << name << "_fwd_workspace. */\n"
+       << "#define RKC_" << U << "_CHUNK_SIZE " << C << "\n"
+       << "#define RKC_" << U << "_WORKSPACE_FLOATS " << s.workspaceFloats
+       << "\n\n";
     os << "/* Prefill: the chunked algorithm over whole sequences. */\n"
        << "rkc_status rkc_" << name << "_fwd(CUstream stream, const rkc_"
        << name << "_args *args);\n"
@@ -181,7 +187,15 @@ private:
           "new tokens a sequence,\n"
        << " * usually 1), each state read and written once. */\n"
        << "rkc_status rkc_" << name << "_decode(CUstream stream, const rkc_"
-       << name << "_args *args);\n\n"
+       << name << "_args *args);\n"
+       << "/* The device memory rkc_" << name
+       << "_fwd takes on its stream for these arguments (the\n"
+       << " * workspace between the prep and scan kernels of --split-scan 1, "
+          "freed on the stream\n"
+       << " * before it returns; 0 for one kernel), after the same "
+          "validation. */\n"
+       << "rkc_status rkc_" << name << "_fwd_workspace(const rkc_" << name
+       << "_args *args, size_t *bytes);\n\n"
        << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   }
 
@@ -1249,6 +1263,31 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  p->value_heads = HV;\n  p->num_seqs = N;\n"
        << "  p->workspace = NULL;\n"
        << "  return RKC_SUCCESS;\n}\n\n";
+    // The split kernels' workspace: a (chunk slot, value head) each. Batch
+    // rows have ceil(T / C) slots; packed sequences take num_seqs + ceil(T /
+    // C) in all (chunkWorkspace in the kernels).
+    os << "static size_t rkc_" << name << "_workspace_bytes(const rkc_" << name
+       << "_kernel_params *p) {\n";
+    if (split)
+      os << "  const int64_t perSeq = (p->length + " << C << " - 1) / " << C
+         << ";\n"
+         << "  const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : "
+            "p->batch * perSeq;\n"
+         << "  return perSeq == 0 ? 0 : (size_t)slots * p->value_heads * "
+         << s.workspaceFloats << " * sizeof(float);\n}\n\n";
+    else
+      os << "  (void)p;\n  return 0;\n}\n\n";
+    os << "rkc_status rkc_" << name << "_fwd_workspace(const rkc_" << name
+       << "_args *args, size_t *bytes) {\n"
+       << "  if (!bytes)\n    return rkc_fail(RKC_ERROR_NULL_POINTER, \"@"
+       << name << ": bytes is a null pointer\");\n"
+       << "  *bytes = 0;\n"
+       << "  rkc_" << name << "_kernel_params params;\n"
+       << "  const rkc_status status = rkc_" << name
+       << "_prepare(args, &params);\n"
+       << "  if (status)\n    return status;\n"
+       << "  *bytes = rkc_" << name << "_workspace_bytes(&params);\n"
+       << "  return RKC_SUCCESS;\n}\n\n";
     for (auto [kind, kernel, bytes] :
          {std::tuple{"fwd", "prefill_kernel", prefillBytes},
           std::tuple{"decode", "decode_kernel", decodeBytes}}) {
@@ -1276,15 +1315,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         // before any allocation touches the driver.
         os << "  const int64_t perSeq = (params.length + " << C << " - 1) / "
            << C << ";\n"
-           << "  const int64_t slots = args->cu_seqlens ? params.num_seqs + "
-              "perSeq : params.batch * perSeq;\n"
            << "  if (perSeq == 0 || !rkc_" << name << "_module.image)\n"
            << "    return rkc_launch(&rkc_" << name << "_module, "
            << kernelName << ", grid, block, " << bytes
            << ", stream, &params, sizeof params);\n"
            << "  if ((status = rkc_stream_alloc((void **)&params.workspace, "
-              "(size_t)slots * params.value_heads * "
-           << s.workspaceFloats << " * sizeof(float), stream)))\n"
+              "rkc_" << name << "_workspace_bytes(&params), stream)))\n"
            << "    return status;\n"
            << "  const unsigned prepGrid[3] = {(unsigned)perSeq, "
               "(unsigned)params.value_heads, (unsigned)params.num_seqs};\n"

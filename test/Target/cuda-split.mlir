@@ -58,10 +58,17 @@
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {
 
 // LAUNCH: p->workspace = NULL;
+// A (chunk slot, value head) each: ceil(T / 16) slots a batch row, or
+// num_seqs + ceil(T / 16) in all for packed sequences.
+// LAUNCH: static size_t rkc_kda_workspace_bytes(const rkc_kda_kernel_params *p) {
+// LAUNCH-NEXT: const int64_t perSeq = (p->length + 16 - 1) / 16;
+// LAUNCH-NEXT: const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : p->batch * perSeq;
+// LAUNCH-NEXT: return perSeq == 0 ? 0 : (size_t)slots * p->value_heads * 6464 * sizeof(float);
+// LAUNCH: rkc_status rkc_kda_fwd_workspace(const rkc_kda_args *args, size_t *bytes) {
 // No tokens, or no kernels: the scan's launch answers, nothing is allocated.
 // LAUNCH: if (perSeq == 0 || !rkc_kda_module.image)
 // LAUNCH-NEXT: return rkc_launch(&rkc_kda_module,
-// LAUNCH: rkc_stream_alloc((void **)&params.workspace, (size_t)slots * params.value_heads * 6464 * sizeof(float), stream)
+// LAUNCH: rkc_stream_alloc((void **)&params.workspace, rkc_kda_workspace_bytes(&params), stream)
 // LAUNCH: const unsigned prepGrid[3] = {(unsigned)perSeq, (unsigned)params.value_heads, (unsigned)params.num_seqs};
 // LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid
 // LAUNCH: rkc_stream_free(params.workspace, stream)

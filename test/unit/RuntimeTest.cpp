@@ -193,6 +193,19 @@ TEST(Runtime, CuSeqlens) {
   EXPECT_THAT(c.message, HasSubstr("non-decreasing"));
 }
 
+TEST(Runtime, OneKernelTakesNoWorkspace) {
+  rkc_eda_args a = validArgs();
+  size_t bytes = 123;
+  EXPECT_EQ(rkc_eda_fwd_workspace(&a, &bytes), RKC_SUCCESS);
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(rkc_eda_fwd_workspace(&a, nullptr), RKC_ERROR_NULL_POINTER);
+  EXPECT_THAT(rkc_last_error(), HasSubstr("bytes is a null pointer"));
+  // Arguments rkc_eda_fwd rejects are rejected alike.
+  a.k = tensor({2, 10, 3});
+  EXPECT_EQ(rkc_eda_fwd_workspace(&a, &bytes), RKC_ERROR_SHAPE);
+  EXPECT_THAT(rkc_last_error(), HasSubstr("k has rank 3; expected 4"));
+}
+
 TEST(Runtime, ContiguousDescriptor) {
   const int64_t shape[] = {2, 3, 4};
   rkc_tensor t = rkc_contiguous(fakeDevice(), RKC_F32, 3, shape);

@@ -743,6 +743,15 @@ std::string dispatcherSource(const DispatchSpec &spec,
   for (const DispatchVariant &v : variants)
     call(v, "fwd");
   call(*defaultVariant, "decode");
+  // The workspace query, the same way.
+  for (const DispatchVariant &v : variants)
+    os << "static rkc_status rkc_" << v.symbol << "_run_fwd_workspace(const rkc_"
+       << name << "_args *args, size_t *bytes) {\n"
+       << "  if (!args)\n    return rkc_" << v.symbol
+       << "_fwd_workspace(NULL, bytes);\n"
+       << "  rkc_" << v.symbol << "_args a;\n"
+       << "  memcpy(&a, args, sizeof a);\n"
+       << "  return rkc_" << v.symbol << "_fwd_workspace(&a, bytes);\n}\n\n";
 
   os << "static int64_t rkc_" << name << "_pow2(int64_t x) {\n"
      << "  int64_t p = 1;\n  while (p < x)\n    p <<= 1;\n  return p;\n}\n\n"
@@ -783,6 +792,15 @@ std::string dispatcherSource(const DispatchSpec &spec,
          << "_run_fwd(stream, args);\n";
   os << "  default:\n    return rkc_" << defaultVariant->symbol
      << "_run_fwd(stream, args);\n  }\n}\n\n"
+     << "rkc_status rkc_" << name << "_fwd_workspace(const rkc_" << name
+     << "_args *args, size_t *bytes) {\n  switch (rkc_" << name
+     << "_variant(args)) {\n";
+  for (auto [i, v] : llvm::enumerate(variants))
+    if (!v.isDefault)
+      os << "  case " << i << ":\n    return rkc_" << v.symbol
+         << "_run_fwd_workspace(args, bytes);\n";
+  os << "  default:\n    return rkc_" << defaultVariant->symbol
+     << "_run_fwd_workspace(args, bytes);\n  }\n}\n\n"
      << "rkc_status rkc_" << name << "_decode(CUstream stream, const rkc_"
      << name << "_args *args) {\n  return rkc_" << defaultVariant->symbol
      << "_run_decode(stream, args);\n}\n";

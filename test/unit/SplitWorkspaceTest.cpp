@@ -1,0 +1,69 @@
+//===- SplitWorkspaceTest.cpp - The split kernels' workspace size ---------===//
+//
+// rkc_eda_fwd_workspace of a launcher built with --split-scan 1 (EDA, dk = dv
+// = 64, chunk 16, no fatbin): the bytes rkc_eda_fwd takes on its stream, a
+// (chunk slot, value head) of WS_FLOATS floats each; no GPU is touched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "eda.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+const void *fakeDevice() { return reinterpret_cast<const void *>(uintptr_t(1) << 32); }
+
+rkc_tensor tensor(std::initializer_list<int64_t> shape, rkc_dtype dtype = RKC_BF16) {
+  std::vector<int64_t> dims(shape);
+  return rkc_contiguous(fakeDevice(), dtype, static_cast<int32_t>(dims.size()),
+                        dims.data());
+}
+
+/// EDA arguments with B sequences of T tokens (or one packed row of T).
+rkc_eda_args args(int64_t B, int64_t T, int64_t H) {
+  rkc_eda_args a = {};
+  a.q = a.k = a.e = a.v = a.o = tensor({B, T, H, 64});
+  a.g = tensor({B, T, H, 64}, RKC_F32);
+  a.beta = a.gamma = tensor({B, T, H});
+  return a;
+}
+
+size_t workspace(const rkc_eda_args &a) {
+  size_t bytes = 0;
+  EXPECT_EQ(rkc_eda_fwd_workspace(&a, &bytes), RKC_SUCCESS) << rkc_last_error();
+  return bytes;
+}
+
+TEST(SplitWorkspace, AChunkSlotAndValueHeadEach) {
+  ASSERT_EQ(RKC_EDA_CHUNK_SIZE, 16);
+  ASSERT_GT(RKC_EDA_WORKSPACE_FLOATS, 0);
+  const size_t chunk = RKC_EDA_WORKSPACE_FLOATS * sizeof(float);
+  // ceil(T / 16) slots a batch row.
+  EXPECT_EQ(workspace(args(2, 10, 3)), 2 * 1 * 3 * chunk);
+  EXPECT_EQ(workspace(args(2, 16, 3)), 2 * 1 * 3 * chunk);
+  EXPECT_EQ(workspace(args(2, 17, 3)), 2 * 2 * 3 * chunk);
+  EXPECT_EQ(workspace(args(1, 100, 4)), 1 * 7 * 4 * chunk);
+  // Packed sequences: num_seqs + ceil(T / 16) slots in all.
+  rkc_eda_args packed = args(1, 10, 3);
+  const int64_t cu[] = {0, 4, 10};
+  packed.cu_seqlens = static_cast<const int64_t *>(fakeDevice());
+  packed.cu_seqlens_host = cu;
+  packed.num_seqs = 2;
+  EXPECT_EQ(workspace(packed), (2 + 1) * 3 * chunk);
+}
+
+TEST(SplitWorkspace, ValidatedLikeTheCall) {
+  rkc_eda_args a = args(2, 10, 3);
+  a.v.data = nullptr;
+  size_t bytes = 1;
+  EXPECT_EQ(rkc_eda_fwd_workspace(&a, &bytes), RKC_ERROR_NULL_POINTER);
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(rkc_eda_fwd_workspace(nullptr, &bytes), RKC_ERROR_NULL_POINTER);
+}
+
+} // namespace

@@ -36,6 +36,7 @@ struct CudaSchedule {
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
+  int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
   int64_t stateStride = 0; // floats between rows of S in shared memory
 
   bool read(Operation *op, std::string &error) {
@@ -58,6 +59,8 @@ struct CudaSchedule {
     workspaceFloats = get("workspace_floats");
     prepSharedBytes = get("prep_shared_bytes");
     stageFloats = get("stage_floats");
+    workspaceHalfBytes = get("workspace_half_bytes");
+    stageHalfBytes = get("stage_half_bytes");
     stateStride = get("state_stride");
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
@@ -110,6 +113,7 @@ public:
     out.decodeSharedBytes = decodeSchedule.sharedBytes;
     out.prepSharedBytes = s.prepSharedBytes;
     out.workspaceBytesPerChunk = s.workspaceFloats * 4;
+    out.workspaceHalfBytesPerChunk = s.workspaceHalfBytes;
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;
@@ -171,15 +175,17 @@ private:
        << "typedef struct rkc_" << name << "_kernel_params {\n"
        << "  rkc_" << name << "_args a;\n"
        << "  int64_t batch, length, key_heads, value_heads, num_seqs;\n"
-       << "  float *workspace; /* split kernels: what the prep kernel hands "
+       << "  void *workspace; /* split kernels: what the prep kernel hands "
           "the scan */\n"
        << "} rkc_" << name << "_kernel_params;\n\n";
-    os << "/* The prefill's chunk (tokens), and the floats a (chunk, value "
+    os << "/* The prefill's chunk (tokens), and the bytes a (chunk, value "
           "head) of its workspace\n * holds (--split-scan 1; 0 for one "
           "kernel): see rkc_" << name << "_fwd_workspace. */\n"
        << "#define RKC_" << U << "_CHUNK_SIZE " << C << "\n"
-       << "#define RKC_" << U << "_WORKSPACE_FLOATS " << s.workspaceFloats
-       << "\n\n";
+       << "#define RKC_" << U << "_WORKSPACE_BYTES " << s.workspaceFloats * 4
+       << " /* float32 outputs */\n"
+       << "#define RKC_" << U << "_WORKSPACE_BYTES_16 " << s.workspaceHalfBytes
+       << " /* 16-bit outputs */\n\n";
     os << "/* Prefill: the chunked algorithm over whole sequences. */\n"
        << "rkc_status rkc_" << name << "_fwd(CUstream stream, const rkc_"
        << name << "_args *args);\n"
@@ -580,27 +586,58 @@ private:
   void emitWorkspaceCopy(Operation *op, bool store, llvm::raw_ostream &os) {
     Value v = op->getResult(0);
     auto type = cast<TileType>(v.getType());
-    int64_t offset =
-        op->getAttrOfType<IntegerAttr>("rec.workspace_offset").getInt();
     int64_t rows = nrows(v), cols = ncols(v);
-    std::string t = tile(v), w = "ws[" + std::to_string(offset) + " + ";
-    os << "    // " << (store ? "kept for the scan" : "from the prep kernel")
-       << ": " << t << "\n";
+    std::string t = tile(v), T = crossingType(op);
+    os << "    { // " << (store ? "kept for the scan" : "from the prep kernel")
+       << ": " << t << " (" << T << ")\n"
+       << "      " << T << " *const w = reinterpret_cast<" << T << " *>(ws + "
+       << workspaceAt(op) << ");\n";
+    std::string at, here;
+    int64_t count = rows * cols;
     if (type.getCols() == Axis::value) {
-      std::string at = w + "(e / BV) * DV + v0 + e % BV]";
-      os << "    for (int e = threadIdx.x; e < " << rows * cols
-         << "; e += THREADS)\n      "
-         << (store ? at + " = " + t + "[e]" : t + "[e] = " + at) << ";\n";
+      at = "w[(e / BV) * DV + v0 + e % BV]";
+      here = t + "[e]";
     } else {
       int64_t first = lastRowOnly(op) ? (rows - 1) * cols : 0;
-      int64_t count = lastRowOnly(op) ? cols : rows * cols;
-      std::string at = w + "e]", here = t + "[" + std::to_string(first) +
-                                         " + e]";
-      os << "    for (int e = threadIdx.x; e < " << count
-         << "; e += THREADS)\n        "
-         << (store ? at + " = " + here : here + " = " + at) << ";\n";
+      count = lastRowOnly(op) ? cols : rows * cols;
+      at = "w[e]";
+      here = t + "[" + std::to_string(first) + " + e]";
     }
+    os << "      for (int e = threadIdx.x; e < " << count
+       << "; e += THREADS)\n        "
+       << (store ? at + " = rkc::tile::fromFloat<" + T + ">(" + here + ")"
+                 : here + " = rkc::tile::toFloat(" + at + ")")
+       << ";\n    }\n";
     os << "    __syncthreads();\n";
+  }
+
+  /// The element type of a crossing value in the workspace and the staging
+  /// buffers: bf16 in the kernels for 16-bit outputs where rec-schedule
+  /// marked it rec.half, float32 otherwise.
+  static std::string crossingType(Operation *op) {
+    return op->hasAttr("rec.half") ? "Crossing<TensorCores>" : "float";
+  }
+  /// Its byte offset in a (chunk, value head)'s workspace, by kernel.
+  static std::string workspaceAt(Operation *op) {
+    return "(TensorCores ? " +
+           std::to_string(op->getAttrOfType<IntegerAttr>(
+                                "rec.workspace_half_offset")
+                              .getInt()) +
+           " : " +
+           std::to_string(
+               op->getAttrOfType<IntegerAttr>("rec.workspace_offset").getInt() *
+               4) +
+           ")";
+  }
+  /// Its byte offset in a staging buffer, by kernel.
+  static std::string stageAt(Operation *op) {
+    return "(TensorCores ? " +
+           std::to_string(
+               op->getAttrOfType<IntegerAttr>("rec.stage_half_offset").getInt()) +
+           " : " +
+           std::to_string(
+               op->getAttrOfType<IntegerAttr>("rec.stage_offset").getInt() * 4) +
+           ")";
   }
 
   /// When the scan stages the workspace (rec-schedule's stage_floats): the
@@ -624,37 +661,43 @@ private:
     llvm::raw_string_ostream os(text);
     os << "constexpr int STAGE_FLOATS = " << s.stageFloats
        << ", STAGE_AT = " << s.sharedBytes / 4 - 2 * s.stageFloats
-       << "; // the scan's two staging buffers\n\n"
-       << "__device__ __forceinline__ void stageChunk(float *stage, const "
-          "float *ws, int64_t v0) {\n"
+       << "; // the scan's two staging buffers\n"
+       << "constexpr int STAGE_HALF_BYTES = " << s.stageHalfBytes
+       << "; // a buffer's bytes in the kernels for 16-bit outputs\n\n"
+       << "template <bool TensorCores>\n"
+       << "__device__ __forceinline__ void stageChunk(unsigned char *stage, "
+          "unsigned char *ws, int64_t v0) {\n"
        << "  (void)v0;\n";
     for (Operation &op : body) {
       if (!op.hasAttr("rec.to_scan") || !op.hasAttr("rec.stage_offset"))
         continue;
       Value v = op.getResult(0);
-      int64_t at = op.getAttrOfType<IntegerAttr>("rec.stage_offset").getInt();
-      int64_t from =
-          op.getAttrOfType<IntegerAttr>("rec.workspace_offset").getInt();
       int64_t rows = nrows(v), cols = ncols(v);
-      os << "  // " << tile(v) << ": " << v.getType() << "\n";
+      std::string T = crossingType(&op);
+      os << "  { // " << tile(v) << ": " << v.getType() << " (" << T << ")\n"
+         << "    constexpr int P = 16 / sizeof(" << T
+         << "); // elements a 16-byte piece\n"
+         << "    " << T << " *const to = reinterpret_cast<" << T
+         << " *>(stage + " << stageAt(&op) << ");\n"
+         << "    const " << T << " *const from = reinterpret_cast<const " << T
+         << " *>(ws + " << workspaceAt(&op) << ");\n";
       if (cast<TileType>(v.getType()).getCols() == Axis::value)
-        os << "  for (int e = threadIdx.x * 4; e < " << rows << " * BV; e += "
-           << "THREADS * 4)\n"
-           << "    rkc::tile::copyAsync16(stage + " << at << " + e, ws + "
-           << from << " + (e / BV) * DV + v0 + e % BV);\n";
+        os << "    for (int e = threadIdx.x * P; e < " << rows
+           << " * BV; e += THREADS * P)\n"
+           << "      rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 "
+              "+ e % BV);\n";
       else if (auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride"))
-        os << "  for (int e = threadIdx.x * 4; e < " << rows * cols
-           << "; e += THREADS * 4) // rows " << stride.getInt()
-           << " floats apart\n"
-           << "    rkc::tile::copyAsync16(stage + " << at << " + e / " << cols
-           << " * " << stride.getInt() << " + e % " << cols << ", ws + "
-           << from << " + e);\n";
+        os << "    for (int e = threadIdx.x * P; e < " << rows * cols
+           << "; e += THREADS * P) // rows " << stride.getInt()
+           << " elements apart\n"
+           << "      rkc::tile::copyAsync16(to + e / " << cols << " * "
+           << stride.getInt() << " + e % " << cols << ", from + e);\n";
       else
-        os << "  for (int e = threadIdx.x * 4; e < "
+        os << "    for (int e = threadIdx.x * P; e < "
            << (lastRowOnly(&op) ? cols : rows * cols)
-           << "; e += THREADS * 4)\n"
-           << "    rkc::tile::copyAsync16(stage + " << at << " + e, ws + "
-           << from << " + e);\n";
+           << "; e += THREADS * P)\n"
+           << "      rkc::tile::copyAsync16(to + e, from + e);\n";
+      os << "  }\n";
     }
     os << "}\n\n";
     return text;
@@ -687,7 +730,8 @@ private:
     if (which == "prep") {
       // The key-side ops once, then the value-side ones for each value
       // tile (rec-schedule planned shared memory in that order).
-      ks << "  {\n    float *const ws = chunkWorkspace(p, seq, t0, hv);\n"
+      ks << "  {\n    unsigned char *const ws = chunkWorkspace<TensorCores>(p, "
+            "seq, t0, hv);\n"
          << "    int64_t v0 = 0;\n";
       for (bool perValueTile : {false, true}) {
         if (perValueTile)
@@ -709,27 +753,33 @@ private:
     if (which == "scan" && s.stageFloats) {
       // Chunk n's workspace is in stage n % 2 when the chunk starts; the
       // next chunk's arrives in the other one while this chunk runs.
-      ks << "  float *const stages = smem + STAGE_AT;\n"
+      ks << "  unsigned char *const stages = reinterpret_cast<unsigned char "
+            "*>(smem + STAGE_AT);\n"
+         << "  constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : "
+            "STAGE_FLOATS * 4;\n"
          << "  if (bos < eos)\n"
-         << "    stageChunk(stages, chunkWorkspace(p, seq, bos, hv), v0);\n"
+         << "    stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, "
+            "seq, bos, hv), v0);\n"
          << "  rkc::tile::copyAsyncCommit();\n"
          << "  for (int64_t t0 = bos, n = 0; t0 < eos; t0 += C, ++n) {\n"
-         << "    float *const stage = stages + (n % 2) * STAGE_FLOATS;\n"
+         << "    unsigned char *const stage = stages + (n % 2) * STAGE_BYTES;\n"
          << "    rkc::tile::copyAsyncWait<0>();\n"
          << "    __syncthreads();\n"
          << "    if (t0 + C < eos)\n"
-         << "      stageChunk(stages + ((n + 1) % 2) * STAGE_FLOATS, "
-            "chunkWorkspace(p, seq, t0 + C, hv), v0);\n"
+         << "      stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, "
+            "chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0);\n"
          << "    rkc::tile::copyAsyncCommit();\n";
       for (Operation &op : body) {
         if (phase(op) != "prep" || !op.hasAttr("rec.to_scan"))
           continue;
         Value v = op.getResult(0);
-        int64_t at = op.getAttrOfType<IntegerAttr>("rec.stage_offset").getInt();
+        std::string T = crossingType(&op);
         // A last-row value is staged alone: its pointer sits so that the
         // row is where the ops read it (row rows - 1).
         int64_t first = lastRowOnly(&op) ? (nrows(v) - 1) * ncols(v) : 0;
-        ks << "    const float *const " << tile(v) << " = stage + " << at;
+        ks << "    const " << T << " *const " << tile(v)
+           << " = reinterpret_cast<const " << T << " *>(stage + "
+           << stageAt(&op) << ")";
         if (first)
           ks << " - " << first;
         ks << "; // " << v.getType() << "\n";
@@ -737,7 +787,8 @@ private:
     } else {
       ks << "  for (int64_t t0 = bos; t0 < eos; t0 += C) {\n";
       if (which == "scan")
-        ks << "    const float *const ws = chunkWorkspace(p, seq, t0, hv);\n";
+        ks << "    unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, "
+              "t0, hv);\n";
     }
     // The next chunk's input rows are fetched into L2 while this chunk
     // runs: the row loads of rec.chunk.rows then wait on L2, not on HBM.
@@ -822,19 +873,32 @@ private:
        << plan.substepRows(plan.params) << ";\n"
        << "[[maybe_unused]] constexpr int64_t WS_FLOATS = "
        << s.workspaceFloats
-       << "; // what a (chunk, value head) hands from prep to scan\n\n"
+       << "; // what a (chunk, value head) hands from prep to scan\n"
+       << "[[maybe_unused]] constexpr int64_t WS_HALF_BYTES = "
+       << s.workspaceHalfBytes
+       << "; // the same in bytes, kernels for 16-bit outputs\n\n"
+       << "/// A crossing value kept in 16 bits (rec.half) in the kernels for "
+          "16-bit outputs.\n"
+       << "template <bool Half> struct CrossingType { using type = float; };\n"
+       << "template <> struct CrossingType<true> { using type = "
+          "__nv_bfloat16; };\n"
+       << "template <bool Half> using Crossing = typename "
+          "CrossingType<Half>::type;\n\n"
        << "/// The workspace of the chunk of sequence `seq` starting at token "
           "t0: batch rows\n/// have ceil(T / C) chunk slots each; packed "
           "sequences take slot seq + t0 / C\n/// (distinct: a later "
           "sequence starts no earlier, and one index later).\n"
-       << "[[maybe_unused]] __device__ inline float *chunkWorkspace(const "
-          "Params &p, int64_t seq,\n"
-       << "                                                      int64_t t0, "
-          "int64_t hv) {\n"
+       << "template <bool TensorCores>\n"
+       << "[[maybe_unused]] __device__ inline unsigned char *chunkWorkspace("
+          "const Params &p, int64_t seq,\n"
+       << "                                                              "
+          "int64_t t0, int64_t hv) {\n"
        << "  const int64_t perSeq = (p.length + C - 1) / C;\n"
        << "  const int64_t slot = p.a.cu_seqlens ? seq + t0 / C : seq * perSeq "
           "+ t0 / C;\n"
-       << "  return p.workspace + (slot * p.value_heads + hv) * WS_FLOATS;\n}\n\n"
+       << "  return static_cast<unsigned char *>(p.workspace) + (slot * "
+          "p.value_heads + hv) *\n"
+       << "         (TensorCores ? WS_HALF_BYTES : WS_FLOATS * 4);\n}\n\n"
        << stageFunction(body)
        << R"(__device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
@@ -1273,8 +1337,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << ";\n"
          << "  const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : "
             "p->batch * perSeq;\n"
-         << "  return perSeq == 0 ? 0 : (size_t)slots * p->value_heads * "
-         << s.workspaceFloats << " * sizeof(float);\n}\n\n";
+         << "  return perSeq == 0 ? 0 : (size_t)slots * p->value_heads *\n"
+         << "         (p->a.o.dtype == RKC_F32 ? RKC_" << upper()
+         << "_WORKSPACE_BYTES : RKC_" << upper() << "_WORKSPACE_BYTES_16);\n}\n\n";
     else
       os << "  (void)p;\n  return 0;\n}\n\n";
     os << "rkc_status rkc_" << name << "_fwd_workspace(const rkc_" << name

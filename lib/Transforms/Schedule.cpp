@@ -32,6 +32,39 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   int64_t stagedFloats = 0;
   /// The floats between rows of the state slice in shared memory.
   int64_t stateStride = 0;
+  /// The kernels for 16-bit outputs keep in bf16 the crossing values that
+  /// only products and sums of the scan read (`rec.half`): their bytes a
+  /// (chunk, value head) of workspace and a staging buffer.
+  int64_t workspaceHalfBytes = 0, stageHalfBytes = 0;
+
+  /// Marks `rec.half` on each crossing value that only products and sums of
+  /// the scan read (linear uses: a bf16 rounding of the operand, as in
+  /// 16-bit inputs) and that copies in 16-byte pieces of 8 elements; a
+  /// gate's last row (read by decay_state through exp) stays float32.
+  void markHalf(ChunkedOp chunked) {
+    Builder builder(&getContext());
+    TileExtents tiles{static_cast<int64_t>(chunked.getChunkSize()),
+                      static_cast<int64_t>(chunked.getSubstepsPerToken()), dk,
+                      valueTile};
+    TileExtents rows{static_cast<int64_t>(chunked.getChunkSize()),
+                     static_cast<int64_t>(chunked.getSubstepsPerToken()), dk,
+                     dv};
+    for (Operation &op : chunked.getBody().front()) {
+      op.removeAttr("rec.half");
+      auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
+      if (!toScan || toScan.getValue() != "all")
+        continue;
+      auto tile = cast<TileType>(op.getResult(0).getType());
+      bool linear = llvm::all_of(op.getResult(0).getUses(), [](OpOperand &use) {
+        auto phase = use.getOwner()->getAttrOfType<StringAttr>("rec.phase");
+        return (phase && phase.getValue() != "scan") ||
+               isa<ChunkMatmulOp, ChunkAddOp>(use.getOwner());
+      });
+      if (linear && tiles.cols(tile) % 8 == 0 && tiles.elements(tile) % 8 == 0 &&
+          rows.cols(tile) % 8 == 0)
+        op.setAttr("rec.half", builder.getUnitAttr());
+    }
+  }
 
   /// Places the results of `ops` (run in that order) in shared memory from
   /// `base` on, by first fit over live ranges, into `attr`; an op's
@@ -162,6 +195,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                      [](Operation *) { return true; });
     prepFloats = planOps(prep, 0, "rec.prep_smem_offset", chunked,
                          [](Operation *) { return true; }, loopBegin);
+    markHalf(chunked);
     // The scan stages what crosses in two buffers (this chunk's, and the
     // next chunk's arriving by cp.async while this one runs) when they fit
     // beside its other tiles: the workspace's latency is then hidden and
@@ -181,6 +215,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       }
       for (Operation *op : scan) {
         op->removeAttr("rec.stage_offset");
+        op->removeAttr("rec.stage_half_offset");
         op->removeAttr("rec.stage_stride");
       }
     }
@@ -191,8 +226,11 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// The floats of one staging buffer of the scan (`rec.stage_offset` on
   /// each crossing value): value-side tiles for the value tile's columns, a
   /// "last_row" value one row, others whole. 0 when some value cannot be
-  /// copied in 16-byte pieces.
+  /// copied in 16-byte pieces. The same buffer's layout for 16-bit outputs
+  /// (`rec.stage_half_offset`, bytes; `stageHalfBytes`), where `rec.half`
+  /// values take two bytes an element.
   int64_t stageFloats(ChunkedOp chunked) {
+    stageHalfBytes = 0;
     Builder builder(&getContext());
     TileExtents extents{static_cast<int64_t>(chunked.getChunkSize()),
                         static_cast<int64_t>(chunked.getSubstepsPerToken()),
@@ -226,6 +264,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         op.removeAttr("rec.stage_stride");
       }
       floats += size;
+      op.setAttr("rec.stage_half_offset",
+                 builder.getI64IntegerAttr(stageHalfBytes));
+      stageHalfBytes += (size * (op.hasAttr("rec.half") ? 2 : 4) + 15) / 16 * 16;
     }
     return floats;
   }
@@ -235,6 +276,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// (`rec.workspace_offset`); value-side tiles for all dv columns, a
   /// "last_row" value one row. 0 for a body that is not split.
   int64_t planWorkspace(ChunkedOp chunked) {
+    workspaceHalfBytes = 0;
     if (!chunked->hasAttr("rec.split_scan"))
       return 0;
     Builder builder(&getContext());
@@ -251,6 +293,11 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                          : extents.elements(tile);
       op.setAttr("rec.workspace_offset", builder.getI64IntegerAttr(floats));
       floats += (size + 3) / 4 * 4; // 16-byte aligned
+      // For 16-bit outputs (bytes): rec.half values two bytes an element.
+      op.setAttr("rec.workspace_half_offset",
+                 builder.getI64IntegerAttr(workspaceHalfBytes));
+      workspaceHalfBytes +=
+          (size * (op.hasAttr("rec.half") ? 2 : 4) + 15) / 16 * 16;
     }
     return floats;
   }
@@ -263,6 +310,12 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (stagedFloats)
       extra.push_back(b.getNamedAttr("stage_floats",
                                      b.getI64IntegerAttr(stagedFloats)));
+    if (workspaceHalfBytes)
+      extra.push_back(b.getNamedAttr("workspace_half_bytes",
+                                     b.getI64IntegerAttr(workspaceHalfBytes)));
+    if (stagedFloats && stageHalfBytes)
+      extra.push_back(b.getNamedAttr("stage_half_bytes",
+                                     b.getI64IntegerAttr(stageHalfBytes)));
     if (stateStride && stateStride != valueTile)
       extra.push_back(b.getNamedAttr("state_stride",
                                      b.getI64IntegerAttr(stateStride)));
@@ -336,7 +389,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         // reductions' partial sums and totals (threads + value-tile floats)
         // and a sub-step's row vectors: see the decode kernel.
         int64_t floats = threads + valueTile + 5 * dk + 2 * valueTile + 4;
-        stagedFloats = stateStride = 0;
+        stagedFloats = stateStride = workspaceHalfBytes = stageHalfBytes = 0;
         decode->setAttr("rec.schedule",
                         schedule(floats * 4, 0, 0, "f32, registers"));
       }

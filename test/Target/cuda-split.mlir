@@ -9,36 +9,54 @@
 // 64 (G's last row) + 6 x 16 x 64 (W, U0, Q, A_qk V, A, K) + 16 x 16 (A_qa).
 // CHECK: constexpr int SLD = 40;
 // CHECK: constexpr int64_t WS_FLOATS = 6464;
+// For 16-bit outputs what the scan only multiplies or adds is bf16 (G's last
+// row stays float32): 64 x 4 + 6 x 16 x 64 x 2 + 16 x 16 x 2 bytes.
+// CHECK: constexpr int64_t WS_HALF_BYTES = 13056;
+// CHECK: template <> struct CrossingType<true> { using type = __nv_bfloat16; };
+// CHECK: return static_cast<unsigned char *>(p.workspace) + (slot * p.value_heads + hv) *
+// CHECK-NEXT: (TensorCores ? WS_HALF_BYTES : WS_FLOATS * 4);
 // The scan stages what crosses in two buffers after its own tiles: one
 // buffer holds G's last row, the key-side tiles whole (the four that only
 // products read as their left operand with rows of 64 + 8 floats, so that
 // fragment loads meet no bank conflicts) and the value-side ones by the value
 // tile's 32 columns: 64 + 4 x 16 x 72 + 2 x 16 x 32 + 16 x 16.
 // CHECK: constexpr int STAGE_FLOATS = 5952, STAGE_AT = [[AT:[0-9]+]];
-// CHECK: void stageChunk(float *stage, const float *ws, int64_t v0) {
-// CHECK: rkc::tile::copyAsync16(stage + 0 + e, ws + 0 + e);
-// CHECK: rkc::tile::copyAsync16(stage + 64 + e / 64 * 72 + e % 64, ws + 64 + e);
-// CHECK: rkc::tile::copyAsync16(stage + 1216 + e, ws + 1088 + (e / BV) * DV + v0 + e % BV);
+// CHECK: constexpr int STAGE_HALF_BYTES = 12032;
+// CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0) {
+// CHECK: { // tile1: !rec.tile<chunk, key> (float)
+// CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
+// CHECK: rkc::tile::copyAsync16(to + e, from + e);
+// CHECK: { // tile15: !rec.tile<chunk, key> (Crossing<TensorCores>)
+// CHECK-NEXT: constexpr int P = 16 / sizeof(Crossing<TensorCores>); // elements a 16-byte piece
+// CHECK-NEXT: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
+// CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 256 : 256));
+// CHECK-NEXT: for (int e = threadIdx.x * P; e < 1024; e += THREADS * P) // rows 72 elements apart
+// CHECK-NEXT: rkc::tile::copyAsync16(to + e / 64 * 72 + e % 64, from + e);
+// CHECK: { // tile19: !rec.tile<chunk, value> (Crossing<TensorCores>)
+// CHECK: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
+// CHECK: reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 2304 : 4352));
+// CHECK: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
 // products that read S); a sum takes its addend's place (W S + U).
 // CHECK: S[(e / BV) * SLD + e % BV] = p.a.initial_state
 // CHECK: float *const tile16 = smem + [[W_S:[0-9]+]];
 // CHECK-NEXT: float *const tile20 = smem + [[W_S]];
-// CHECK: float *const stages = smem + STAGE_AT;
+// CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
+// CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;
 // CHECK-NEXT: if (bos < eos)
-// CHECK-NEXT: stageChunk(stages, chunkWorkspace(p, seq, bos, hv), v0);
+// CHECK-NEXT: stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, seq, bos, hv), v0);
 // CHECK-NEXT: rkc::tile::copyAsyncCommit();
 // Chunk n's buffer is complete (this thread's copies, then everyone's) before
 // the next chunk's copies start into the other one.
-// CHECK: float *const stage = stages + (n % 2) * STAGE_FLOATS;
+// CHECK: unsigned char *const stage = stages + (n % 2) * STAGE_BYTES;
 // CHECK-NEXT: rkc::tile::copyAsyncWait<0>();
 // CHECK-NEXT: __syncthreads();
 // CHECK-NEXT: if (t0 + C < eos)
-// CHECK-NEXT: stageChunk(stages + ((n + 1) % 2) * STAGE_FLOATS, chunkWorkspace(p, seq, t0 + C, hv), v0);
+// CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0);
 // G's last row is read as row 15 of its tile.
-// CHECK: const float *const tile1 = stage + 0 - 960;
-// CHECK: const float *const tile19 = stage + 1216;
+// CHECK: const float *const tile1 = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
+// CHECK: const Crossing<TensorCores> *const tile19 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
 // CHECK: rkc::tile::matmul<TensorCores>(tile15, S, 16, 64, 32, false, tile16, 72, SLD);
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
@@ -47,13 +65,16 @@
 // CHECK: rec.chunk.decay_state
 // CHECK: __device__ __forceinline__ void prep(const Params &p) {
 // CHECK: if (t0 >= eos)
-// CHECK: // kept for the scan: tile1
-// CHECK: ws[0 + e] = tile1[960 + e];
+// CHECK: { // kept for the scan: tile1 (float)
+// CHECK-NEXT: float *const w = reinterpret_cast<float *>(ws + (TensorCores ? 0 : 0));
+// CHECK: w[e] = rkc::tile::fromFloat<float>(tile1[960 + e]);
 // CHECK: rec.chunk.gram
 // Value-side ops run once per value tile, after the key-side ones; each
 // writes its columns of the full row.
 // CHECK: for (v0 = 0; v0 < DV; v0 += BV) {
-// CHECK: ws[1088 + (e / BV) * DV + v0 + e % BV] = tile19[e];
+// CHECK: { // kept for the scan: tile19 (Crossing<TensorCores>)
+// CHECK-NEXT: Crossing<TensorCores> *const w = reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? 2304 : 4352));
+// CHECK: w[(e / BV) * DV + v0 + e % BV] = rkc::tile::fromFloat<Crossing<TensorCores>>(tile19[e]);
 // CHECK-NOT: rec.chunk.decay_state
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {
 
@@ -63,7 +84,8 @@
 // LAUNCH: static size_t rkc_kda_workspace_bytes(const rkc_kda_kernel_params *p) {
 // LAUNCH-NEXT: const int64_t perSeq = (p->length + 16 - 1) / 16;
 // LAUNCH-NEXT: const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : p->batch * perSeq;
-// LAUNCH-NEXT: return perSeq == 0 ? 0 : (size_t)slots * p->value_heads * 6464 * sizeof(float);
+// LAUNCH-NEXT: return perSeq == 0 ? 0 : (size_t)slots * p->value_heads *
+// LAUNCH-NEXT: (p->a.o.dtype == RKC_F32 ? RKC_KDA_WORKSPACE_BYTES : RKC_KDA_WORKSPACE_BYTES_16);
 // LAUNCH: rkc_status rkc_kda_fwd_workspace(const rkc_kda_args *args, size_t *bytes) {
 // No tokens, or no kernels: the scan's launch answers, nothing is allocated.
 // LAUNCH: if (perSeq == 0 || !rkc_kda_module.image)
@@ -78,9 +100,10 @@
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/copy --no-fatbin --dk 128 --dv 128 --chunk-size 32 --value-tile 64 --split-scan 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=COPY --input-file=%t/copy/kda.cu
 // COPY-NOT: STAGE_FLOATS
-// COPY: const float *const ws = chunkWorkspace(p, seq, t0, hv);
-// COPY: // from the prep kernel: tile1
-// COPY: tile1[3968 + e] = ws[0 + e];
+// COPY: unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, t0, hv);
+// COPY: { // from the prep kernel: tile1 (float)
+// COPY: tile1[3968 + e] = rkc::tile::toFloat(w[e]);
+// COPY: { // from the prep kernel: tile15 (Crossing<TensorCores>)
 
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad --no-fatbin --split-scan 2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: split-scan (2) must be 0 or 1

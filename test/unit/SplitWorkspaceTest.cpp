@@ -2,7 +2,9 @@
 //
 // rkc_eda_fwd_workspace of a launcher built with --split-scan 1 (EDA, dk = dv
 // = 64, chunk 16, no fatbin): the bytes rkc_eda_fwd takes on its stream, a
-// (chunk slot, value head) of WS_FLOATS floats each; no GPU is touched.
+// (chunk slot, value head) each, of RKC_EDA_WORKSPACE_BYTES for float32
+// outputs and RKC_EDA_WORKSPACE_BYTES_16 (values the scan only multiplies or
+// adds kept in bf16) for 16-bit ones; no GPU is touched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,8 +43,8 @@ size_t workspace(const rkc_eda_args &a) {
 
 TEST(SplitWorkspace, AChunkSlotAndValueHeadEach) {
   ASSERT_EQ(RKC_EDA_CHUNK_SIZE, 16);
-  ASSERT_GT(RKC_EDA_WORKSPACE_FLOATS, 0);
-  const size_t chunk = RKC_EDA_WORKSPACE_FLOATS * sizeof(float);
+  ASSERT_GT(RKC_EDA_WORKSPACE_BYTES_16, 0);
+  const size_t chunk = RKC_EDA_WORKSPACE_BYTES_16; // bf16 outputs
   // ceil(T / 16) slots a batch row.
   EXPECT_EQ(workspace(args(2, 10, 3)), 2 * 1 * 3 * chunk);
   EXPECT_EQ(workspace(args(2, 16, 3)), 2 * 1 * 3 * chunk);
@@ -55,6 +57,15 @@ TEST(SplitWorkspace, AChunkSlotAndValueHeadEach) {
   packed.cu_seqlens_host = cu;
   packed.num_seqs = 2;
   EXPECT_EQ(workspace(packed), (2 + 1) * 3 * chunk);
+}
+
+TEST(SplitWorkspace, HalfForSixteenBitOutputs) {
+  // The gate's last row stays float32; the rest is bf16: a little over half.
+  EXPECT_GT(2 * RKC_EDA_WORKSPACE_BYTES_16, RKC_EDA_WORKSPACE_BYTES);
+  EXPECT_LT(RKC_EDA_WORKSPACE_BYTES_16, RKC_EDA_WORKSPACE_BYTES * 6 / 10);
+  rkc_eda_args a = args(2, 10, 3);
+  a.o.dtype = RKC_F32;
+  EXPECT_EQ(workspace(a), 2 * 1 * 3 * size_t(RKC_EDA_WORKSPACE_BYTES));
 }
 
 TEST(SplitWorkspace, ValidatedLikeTheCall) {

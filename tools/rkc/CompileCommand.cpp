@@ -367,8 +367,9 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << (kernels.prepSharedBytes
               ? ", prep " + std::to_string(kernels.prepSharedBytes) +
                     " B; workspace " +
-                    std::to_string(kernels.workspaceBytesPerChunk) +
-                    " B a chunk and value head"
+                    std::to_string(kernels.workspaceBytesPerChunk) + " B (" +
+                    std::to_string(kernels.workspaceHalfBytesPerChunk) +
+                    " B for 16-bit outputs) a chunk and value head"
               : std::string())
       << "\n"
       << "  wrote     " << name << ".h, " << name << ".cu, " << name

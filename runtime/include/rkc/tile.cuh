@@ -14,10 +14,24 @@
 #ifndef RKC_TILE_CUH
 #define RKC_TILE_CUH
 
+#include <cuda_bf16.h>
 #include <stdint.h>
 
 namespace rkc {
 namespace tile {
+
+/// Operands a kernel keeps in 16 bits (the split kernels' workspace for
+/// 16-bit outputs) are read as float32; the products' TF32 conversion of a
+/// bf16 value is exact.
+__device__ inline float toFloat(float x) { return x; }
+__device__ inline float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/// float32 to a workspace element type (round to nearest).
+template <typename T> __device__ inline T fromFloat(float x);
+template <> __device__ inline float fromFloat<float>(float x) { return x; }
+template <> __device__ inline __nv_bfloat16 fromFloat<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
 
 /// The rows of a chunk axis: `count` indices over `period` sub-steps a token,
 /// keeping the slots `slots[0..nslots)` of each token.
@@ -100,7 +114,7 @@ __device__ inline void mma16x8x8(float c[4], const uint32_t a[4],
 
 /// Starts copying 16 bytes from global `src` to shared `dst` (both 16-byte
 /// aligned); they are there after copyAsyncWait and a barrier.
-__device__ inline void copyAsync16(float *dst, const float *src) {
+__device__ inline void copyAsync16(void *dst, const void *src) {
   const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
                "l"(src));
@@ -336,10 +350,10 @@ __device__ inline void neg(const float *x, int n, float *out) {
   __syncthreads();
 }
 
-__device__ inline void add(const float *x, const float *y, int n,
-                           float *out) {
+template <typename X, typename Y>
+__device__ inline void add(const X *x, const Y *y, int n, float *out) {
   for (int e = threadIdx.x; e < n; e += blockDim.x)
-    out[e] = x[e] + y[e];
+    out[e] = toFloat(x[e]) + toFloat(y[e]);
   __syncthreads();
 }
 
@@ -449,10 +463,10 @@ __device__ inline void decayState(const float *s, int rows, int cols,
 /// (mod 32) puts the rows a fragment load touches in distinct banks.
 /// TensorCores: TF32 products, one warp per 16-row block of out and 8, 16
 /// or 32 of its columns (ProductPlan).
-template <bool TensorCores>
-__device__ inline void matmul(const float *a, const float *b, int m, int k,
-                              int n, bool transposeA, float *out,
-                              int lda = 0, int ldb = 0) {
+template <bool TensorCores, typename TA, typename TB>
+__device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
+                              bool transposeA, float *out, int lda = 0,
+                              int ldb = 0) {
   if (!lda)
     lda = transposeA ? m : k;
   if (!ldb)
@@ -471,15 +485,15 @@ __device__ inline void matmul(const float *a, const float *b, int m, int k,
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const int i = i0 + g + (q % 2) * 8, pp = p + c + (q / 2) * 4;
-          af[q] = tf32(transposeA ? a[pp * lda + i] : a[i * lda + pp]);
+          af[q] = tf32(toFloat(transposeA ? a[pp * lda + i] : a[i * lda + pp]));
         }
 #pragma unroll
         for (int nb = 0; nb < 4; ++nb) {
           const int j = j0 + nb * 8 + g;
           if (j0 + nb * 8 >= jEnd)
             continue;
-          uint32_t bf[2] = {tf32(b[(p + c) * ldb + j]),
-                            tf32(b[(p + c + 4) * ldb + j])};
+          uint32_t bf[2] = {tf32(toFloat(b[(p + c) * ldb + j])),
+                            tf32(toFloat(b[(p + c + 4) * ldb + j]))};
           mma16x8x8(acc[nb], af, bf);
         }
       }
@@ -500,7 +514,8 @@ __device__ inline void matmul(const float *a, const float *b, int m, int k,
     int i = e / n, j = e % n;
     float sum = 0.f;
     for (int p = 0; p < k; ++p)
-      sum += (transposeA ? a[p * lda + i] : a[i * lda + p]) * b[p * ldb + j];
+      sum += toFloat(transposeA ? a[p * lda + i] : a[i * lda + p]) *
+             toFloat(b[p * ldb + j]);
     out[e] = sum;
   }
   __syncthreads();

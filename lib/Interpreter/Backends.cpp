@@ -7,6 +7,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace rkc {
@@ -44,11 +46,33 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   lowering.splitScan = backend.splitScan || backend.segments > 1;
   for (auto &[name, value] : options.params)
     lowering.params.push_back(name + "=" + std::to_string(value));
+  if (backend.halfWorkspace && (backend.backend != "chunked" ||
+                                !lowering.splitScan)) {
+    error = "a 16-bit workspace needs the chunked backend's split form";
+    return false;
+  }
   PassManager pm(context);
   if (backend.backend == "chunked")
     rec::buildLowerChunkedPipeline(pm, lowering);
   else
     rec::buildLowerDecodePipeline(pm, lowering);
+  if (backend.halfWorkspace) {
+    // rec-schedule decides which crossing values are 16-bit (rec.half);
+    // shared memory, which the executor does not use, limits nothing.
+    rec::RecScheduleOptions schedule;
+    schedule.maxSharedBytes = std::numeric_limits<int64_t>::max();
+    SpecPlan plan = SpecPlan::build(spec);
+    for (const SpecPlan::Input &in : plan.inputs) {
+      auto found = inputs.find(in.name);
+      if (found == inputs.end() || found->second.shape.empty())
+        continue;
+      if (in.side == rec::Side::Key)
+        schedule.dk = found->second.shape.back();
+      if (in.side == rec::Side::Value)
+        schedule.dv = found->second.shape.back();
+    }
+    pm.addPass(rec::createRecSchedule(schedule));
+  }
   std::string diagnostics;
   {
     ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
@@ -64,7 +88,7 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   auto lowered = *module->getOps<rec::RecurrenceOp>().begin();
   if (backend.backend == "chunked")
     return runChunked(lowered, inputs, options, outputs, error,
-                      backend.segments);
+                      backend.segments, backend.halfWorkspace);
   return runDecode(SpecPlan::build(lowered), inputs, options, outputs, error);
 }
 

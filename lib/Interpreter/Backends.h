@@ -21,6 +21,10 @@ struct BackendOptions {
   /// chunked: run each sequence in this many segments joined by their
   /// composed transfer operators (implies the transfer and split forms).
   int64_t segments = 1;
+  /// chunked, split: round the values the scan only multiplies or adds
+  /// (rec-schedule's rec.half) to bf16 where they cross, as the split
+  /// kernels for 16-bit outputs keep them (dk and dv multiples of 32).
+  bool halfWorkspace = false;
 };
 
 /// Lowers a copy of `spec` as the backend needs and runs it. All backends

@@ -6,6 +6,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace rkc::rec;
@@ -29,11 +30,25 @@ struct RowVectors {
   double strength = 0, writeStrength = 0;
 };
 
+/// x as the GPU keeps a float32 value in bf16: to float32, then to the
+/// nearest bf16 (ties to even).
+double roundToBf16(double x) {
+  float f = static_cast<float>(x);
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0x7f800000u) != 0x7f800000u) // not inf or nan
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 class ChunkRunner {
 public:
   ChunkRunner(ChunkedOp chunked, const SpecPlan &plan,
-              const ProblemShape &shape, int64_t segments)
+              const ProblemShape &shape, int64_t segments, bool halfWorkspace)
       : chunked(chunked), plan(plan), shape(shape), segments(segments),
+        halfWorkspace(halfWorkspace),
         m(static_cast<int64_t>(plan.substeps.size())),
         C(chunked.getChunkSize()), L(C * m) {}
 
@@ -85,6 +100,10 @@ private:
           for (int64_t i = 0; i + 1 < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = std::nan("");
+        if (halfWorkspace && op.hasAttr("rec.half"))
+          for (int64_t i = 0; i < t.rows; ++i)
+            for (int64_t j = 0; j < t.cols; ++j)
+              t.at(i, j) = roundToBf16(t.at(i, j));
         crossing[op.getResult(0)] = std::move(t);
       }
       kept.push_back(std::move(crossing));
@@ -493,6 +512,7 @@ private:
   const SpecPlan &plan;
   const ProblemShape &shape;
   const int64_t segments;
+  const bool halfWorkspace;
   const int64_t m, C, L;
   std::vector<RowVectors> rowData;
 };
@@ -501,7 +521,7 @@ private:
 
 bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
                 const RunOptions &options, TensorMap &outputs,
-                std::string &error, int64_t segments) {
+                std::string &error, int64_t segments, bool halfWorkspace) {
   auto chunked = dyn_cast<ChunkedOp>(recurrence.getTransition());
   if (!chunked) {
     error = "the chunk executor runs chunk-level IR; lower @" +
@@ -522,7 +542,8 @@ bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
           DenseState &state, PrologueEvaluator &prologue, HostTensor &o) {
         if (!runner)
           runner =
-              std::make_unique<ChunkRunner>(chunked, plan, shape, segments);
+              std::make_unique<ChunkRunner>(chunked, plan, shape, segments,
+                                            halfWorkspace);
         runner->runSequence(seq, h, state, prologue, o);
       });
   if (ok && runner && !runner->error.empty()) {

@@ -17,9 +17,12 @@ namespace rkc {
 /// interpreter's. With `segments` > 1 (the split transfer form only) each
 /// sequence's chunks run in that many segments joined by their composed
 /// transfer operators, as blocks or devices splitting a long sequence would.
+/// With `halfWorkspace` (split bodies) a crossing value marked rec.half is
+/// rounded to bf16 as it crosses, as the kernels for 16-bit outputs keep it.
 bool runChunked(rec::RecurrenceOp recurrence, const TensorMap &inputs,
                 const RunOptions &options, TensorMap &outputs,
-                std::string &error, int64_t segments = 1);
+                std::string &error, int64_t segments = 1,
+                bool halfWorkspace = false);
 
 } // namespace rkc
 

@@ -6,6 +6,7 @@
 // RUN: not rkc run %s --inputs %t.missing.safetensors 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not rkc run %s --random B=1 --out-dtype i64 2>&1 | FileCheck %s --check-prefix=OUTDTYPE
 // RUN: not rkc run %s --random B=1 --backend decode --split-scan 2>&1 | FileCheck %s --check-prefix=SPLITSCAN
+// RUN: not rkc run %s --random B=1 --backend chunked --half-workspace 2>&1 | FileCheck %s --check-prefix=HALF
 // RUN: not rkc run %s --random B=1 --backend chunked --segments 0 2>&1 | FileCheck %s --check-prefix=SEGMENTS
 // RUN: not rkc bench %s 2>&1 | FileCheck %s --check-prefix=BENCH
 // RUN: rkc --help | FileCheck %s --check-prefix=HELP
@@ -24,6 +25,7 @@
 // NOFILE: error: {{.*}}missing.safetensors{{.*}}
 // OUTDTYPE: error: --out-dtype must be f64, f32, bf16 or f16, got 'i64'
 // SPLITSCAN: error: --split-scan shapes the chunked backend; it has no meaning with --backend decode
+// HALF: error: a 16-bit workspace needs the chunked backend's split form
 // SEGMENTS: error: segments must be a positive count, and more than one only with the chunked backend; got 0
 // BENCH: rkc bench: not available in this version
 // HELP: SUBCOMMANDS:

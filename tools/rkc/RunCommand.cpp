@@ -108,6 +108,13 @@ cl::opt<int64_t> segments(
              "compose their chunks' transfer operators independently and "
              "exchange only states (implies --state-transfer --split-scan)"),
     cl::value_desc("N"), cl::cat(runCategory));
+cl::opt<bool> halfWorkspace(
+    "half-workspace", cl::sub(runCommand),
+    cl::desc("With --backend chunked --split-scan: round what crosses from "
+             "prep to scan to bf16 where the kernels for 16-bit outputs keep "
+             "it so (values the scan only multiplies or adds): its cost in "
+             "accuracy, apart from every other rounding"),
+    cl::cat(runCategory));
 cl::list<std::string> params("param", cl::sub(runCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -169,7 +176,8 @@ int runRun() {
   for (auto [given, flag] :
        {std::pair{stateTransfer.getValue(), "--state-transfer"},
         std::pair{splitScan.getValue(), "--split-scan"},
-        std::pair{segments.getValue() != 1, "--segments"}})
+        std::pair{segments.getValue() != 1, "--segments"},
+        std::pair{halfWorkspace.getValue(), "--half-workspace"}})
     if (given && backend != "chunked")
       return fail(std::string(flag) +
                   " shapes the chunked backend; it has no meaning with "
@@ -236,6 +244,7 @@ int runRun() {
   backendOptions.stateTransfer = stateTransfer;
   backendOptions.splitScan = splitScan;
   backendOptions.segments = segments;
+  backendOptions.halfWorkspace = halfWorkspace;
   bool ran = backend == "cuda"
                  ? runCudaBackend(spec.recurrence, inputs, options, outputs,
                                   error, outs())

@@ -258,10 +258,9 @@ private:
          << ", hv, p.value_heads);\n";
       int last = (in.rate == Rate::head ? 1 : 3);
       if (w)
-        os << "  float " << v << "[" << w << "];\n  for (int i = 0; i < " << w
-           << "; ++i)\n    " << v << "[i] = load(p.a." << in.name << ", "
-           << base << " + (lane + 32 * i) * p.a." << in.name << ".stride["
-           << last << "]);\n";
+        os << "  float " << v << "[" << w << "];\n  loadRow<" << w << ">(p.a."
+           << in.name << ", " << base << ", p.a." << in.name << ".stride["
+           << last << "], lane, " << v << ");\n";
       else
         os << "  const float " << v << " = load(p.a." << in.name << ", "
            << base << ");\n";
@@ -908,6 +907,36 @@ private:
     return __half2float(static_cast<const __half *>(t.data)[offset]);
   default:
     return static_cast<const float *>(t.data)[offset];
+  }
+}
+
+/// Elements lane, lane + 32, ..., lane + 32 (N - 1) of the row at `base`
+/// (`stride` apart), with the dtype switched on once: the N loads of a lane
+/// are in flight together, not one round trip after another.
+template <int N>
+__device__ __forceinline__ void loadRow(const rkc_tensor &t, int64_t base,
+                                        int64_t stride, int lane, float *out) {
+  switch (t.dtype) {
+  case RKC_BF16: {
+    const __nv_bfloat16 *x = static_cast<const __nv_bfloat16 *>(t.data) + base;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = __bfloat162float(x[(lane + 32 * i) * stride]);
+    break;
+  }
+  case RKC_F16: {
+    const __half *x = static_cast<const __half *>(t.data) + base;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = __half2float(x[(lane + 32 * i) * stride]);
+    break;
+  }
+  default: {
+    const float *x = static_cast<const float *>(t.data) + base;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = x[(lane + 32 * i) * stride];
+  }
   }
 }
 

@@ -18,6 +18,9 @@
 // EDA's erase sub-step (slot 0) has rows for the UT system (its address and
 // decayed read vector) but no write: the key and value rows are slot 1's.
 // EDA: __device__ void prefill_s0_erase_along(
+// A row's elements are loaded with the dtype switched on once (loadRow), so
+// that a lane's loads are in flight together.
+// EDA: loadRow<2>(p.a.e, row_e, p.a.e.stride[3], lane, e{{[0-9]+}});
 // EDA: __device__ void prefill_s0_read(
 // EDA: dst[lane + 32 * i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
 // EDA-NOT: prefill_s0_key

@@ -130,6 +130,32 @@ template <int Pending> __device__ inline void copyAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
+//===----------------------------------------------------------------------===//
+// Fragment loads in quads
+//===----------------------------------------------------------------------===//
+//
+// Rows a multiple of 32 floats apart put the eight rows of an A fragment
+// (lanes g = 0..7 at the same column c) in one bank: eight-way conflicts.
+// Within each 16-wide block of the inner axis, the products relabel the axis
+// so that a lane's four inner indices are adjacent: k-slot s of the first
+// mma is p + 4s and slot s + 4 is p + 4s + 1; of the second, p + 4s + 2 and
+// p + 4s + 3. Both operands use the same relabelling, so the sum is the
+// same; a row's four values are one 16-byte load (two-way conflicts at
+// worst) instead of four scalar ones.
+
+template <typename T> struct IsFloat { static constexpr bool value = false; };
+template <> struct IsFloat<float> { static constexpr bool value = true; };
+
+__device__ inline float4 load4(const float *p) {
+  return *reinterpret_cast<const float4 *>(p);
+}
+
+/// x ⊙ exp(a - b), elementwise.
+__device__ inline float4 scaled(float4 x, float4 a, float4 b) {
+  return make_float4(x.x * __expf(a.x - b.x), x.y * __expf(a.y - b.y),
+                     x.z * __expf(a.z - b.z), x.w * __expf(a.w - b.w));
+}
+
 /// G[r, :] = Σ_{r' ≤ r} g[r'] (or r' < r when exclusive), over all L rows;
 /// rows g does not keep contribute zero.
 __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
@@ -247,7 +273,34 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
       continue;
     }
     float acc[4][4] = {};
-    for (int p = 0; p < inner; p += 8) {
+    const bool quads = inner % 16 == 0 && (!channel || decayCols % 4 == 0);
+    for (int p = 0; quads && p < inner; p += 16) {
+      const int d = p + 4 * c; // this lane's four inner indices
+      float4 lo = load4(l + (i0 + g) * inner + d),
+             hi = load4(l + (i0 + g + 8) * inner + d), x = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (channel) {
+        x = load4(X + d);
+        lo = scaled(lo, load4(dl + lRows.real(i0 + g) * decayCols + d), x);
+        hi = scaled(hi, load4(dl + lRows.real(i0 + g + 8) * decayCols + d), x);
+      }
+      const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y), tf32(hi.y)};
+      const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w), tf32(hi.w)};
+#pragma unroll
+      for (int nb = 0; nb < 4; ++nb) {
+        const int jb = j0 + nb * 8;
+        if (jb >= jEnd || !live(jb))
+          continue;
+        const int j = jb + g;
+        float4 v = load4(r + j * inner + d);
+        if (channel)
+          v = scaled(v, x, load4(dr + rRows.real(j) * decayCols + d));
+        const uint32_t b1[2] = {tf32(v.x), tf32(v.y)};
+        const uint32_t b2[2] = {tf32(v.z), tf32(v.w)};
+        mma16x8x8(acc[nb], a1, b1);
+        mma16x8x8(acc[nb], a2, b2);
+      }
+    }
+    for (int p = 0; !quads && p < inner; p += 8) {
       uint32_t a[4];
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -480,7 +533,29 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
                 j0 = (task % plan.groups) * plan.width;
       const int jEnd = min(j0 + plan.width, n);
       float acc[4][4] = {};
-      for (int p = 0; p < k; p += 8) {
+      // Dense float rows: the inner axis in quads (see "Fragment loads in
+      // quads"); B's four rows of a column stay scalar loads.
+      const bool quads = IsFloat<TA>::value && !transposeA && lda % 32 == 0 &&
+                         k % 16 == 0;
+      for (int p = 0; quads && p < k; p += 16) {
+        const float *row = reinterpret_cast<const float *>(a) + p + 4 * c;
+        const float4 lo = load4(row + (i0 + g) * lda),
+                     hi = load4(row + (i0 + g + 8) * lda);
+        const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y), tf32(hi.y)};
+        const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w), tf32(hi.w)};
+#pragma unroll
+        for (int nb = 0; nb < 4; ++nb) {
+          if (j0 + nb * 8 >= jEnd)
+            continue;
+          const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
+          const uint32_t b1[2] = {tf32(toFloat(col[0])), tf32(toFloat(col[ldb]))};
+          const uint32_t b2[2] = {tf32(toFloat(col[2 * ldb])),
+                                  tf32(toFloat(col[3 * ldb]))};
+          mma16x8x8(acc[nb], a1, b1);
+          mma16x8x8(acc[nb], a2, b2);
+        }
+      }
+      for (int p = 0; !quads && p < k; p += 8) {
         uint32_t af[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) {

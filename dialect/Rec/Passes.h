@@ -21,6 +21,8 @@ struct LoweringOptions {
   bool stateTransfer = false;
   /// Mark the token-parallel and sequential parts (--rec-split-scan).
   bool splitScan = false;
+  /// With splitScan: rows the scan reads cross from the prep (keep-rows).
+  bool keepRows = false;
 };
 
 /// normalize, interleave, chunk.

@@ -100,7 +100,8 @@ def RecSplitScan : Pass<"rec-split-scan", "::mlir::ModuleOp"> {
     - `"scan"`: depends on the entering state, or is the output or the
       yield: the chunks of a sequence in order (the scan kernel);
     - `"both"`: a `rec.chunk.rows` that both read; the scan loads it again
-      rather than keep it.
+      rather than keep it (without `keep-rows`; with it, such rows are prep
+      values that cross like any other, and the scan loads no input).
 
     A prep result that a scan op reads crosses through a per-chunk
     workspace and is marked `rec.to_scan`: `"all"`, or `"last_row"` when
@@ -110,6 +111,11 @@ def RecSplitScan : Pass<"rec-split-scan", "::mlir::ModuleOp"> {
     tile is kept per chunk. The body is unchanged otherwise, and
     `rec.chunked` gets `rec.split_scan`.
   }];
+  let options = [
+    Option<"keepRows", "keep-rows", "bool", "false",
+           "Rows the scan reads cross from the prep like other values "
+           "(more workspace; the scan waits on no input loads)">
+  ];
   let dependentDialects = ["::rkc::rec::RecDialect"];
 }
 

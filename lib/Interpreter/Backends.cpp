@@ -44,6 +44,7 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   lowering.chunkSize = backend.chunkSize;
   lowering.stateTransfer = backend.stateTransfer || backend.segments > 1;
   lowering.splitScan = backend.splitScan || backend.segments > 1;
+  lowering.keepRows = backend.keepRows;
   for (auto &[name, value] : options.params)
     lowering.params.push_back(name + "=" + std::to_string(value));
   if (backend.halfWorkspace && (backend.backend != "chunked" ||

@@ -18,6 +18,9 @@ struct BackendOptions {
   /// chunked: run the prep phase of every chunk, then the scan
   /// (--rec-split-scan).
   bool splitScan = false;
+  /// chunked, split: rows the scan reads cross from the prep, as in the
+  /// kernels (false: the scan loads them again).
+  bool keepRows = true;
   /// chunked: run each sequence in this many segments joined by their
   /// composed transfer operators (implies the transfer and split forms).
   int64_t segments = 1;

@@ -24,8 +24,11 @@ void buildLowerChunkedPipeline(OpPassManager &pm,
   pm.addPass(createRecChunk(chunk));
   if (options.stateTransfer)
     pm.addPass(createRecStateTransfer());
-  if (options.splitScan)
-    pm.addPass(createRecSplitScan());
+  if (options.splitScan) {
+    RecSplitScanOptions split;
+    split.keepRows = options.keepRows;
+    pm.addPass(createRecSplitScan(split));
+  }
 }
 
 void buildLowerDecodePipeline(OpPassManager &pm,
@@ -50,6 +53,11 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Mark the token-parallel (prep) and sequential (scan) "
                      "parts of chunks"),
       llvm::cl::init(false)};
+  Option<bool> keepRows{
+      *this, "keep-rows",
+      llvm::cl::desc("With split-scan: rows the scan reads cross from the "
+                     "prep"),
+      llvm::cl::init(false)};
 
   LoweringOptions lowering() const {
     LoweringOptions options;
@@ -57,6 +65,7 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
     options.params.assign(params.begin(), params.end());
     options.stateTransfer = stateTransfer;
     options.splitScan = splitScan;
+    options.keepRows = keepRows;
     return options;
   }
 };

@@ -6,7 +6,8 @@
 //   scan  depends on the entering state (or is the output or the yield): the
 //         chunks in order, one after another;
 //   both  a `rec.chunk.rows` both phases read (a load is cheaper to redo
-//         than to keep).
+//         than to keep; with keep-rows, such rows stay prep and cross: the
+//         scan then waits on no input load).
 //
 // A prep value that a scan op reads crosses from one phase to the other
 // through a per-chunk workspace: it gets `rec.to_scan = "all"`, or "last_row"
@@ -52,7 +53,7 @@ bool isStateShaped(Type type) {
   return tile && tile.getRows() == Axis::key && tile.getCols() == Axis::value;
 }
 
-void split(ChunkedOp chunked) {
+void split(ChunkedOp chunked, bool keepRows) {
   Block &body = chunked.getBody().front();
   llvm::DenseMap<Operation *, Phase> phase;
 
@@ -83,9 +84,9 @@ void split(ChunkedOp chunked) {
         isStateShaped(op.getResult(0).getType()) && onlyScanUses(&op))
       phase[&op] = Phase::scan;
 
-  // 3. Row loads the scan reads are redone there.
+  // 3. Row loads the scan reads are redone there (unless kept).
   for (Operation &op : body)
-    if (isa<ChunkRowsOp>(op) && phase[&op] == Phase::prep &&
+    if (!keepRows && isa<ChunkRowsOp>(op) && phase[&op] == Phase::prep &&
         llvm::any_of(op.getUsers(), [&](Operation *user) {
           return phase[user] == Phase::scan;
         }))
@@ -117,8 +118,9 @@ void split(ChunkedOp chunked) {
 
 struct RecSplitScanPass
     : rkc::rec::impl::RecSplitScanBase<RecSplitScanPass> {
+  using RecSplitScanBase::RecSplitScanBase;
   void runOnOperation() override {
-    getOperation().walk([](ChunkedOp chunked) { split(chunked); });
+    getOperation().walk([&](ChunkedOp chunked) { split(chunked, keepRows); });
   }
 };
 

@@ -6,12 +6,14 @@
 // RUN: FileCheck %s --input-file=%t/kda.cu
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
 
-// 64 (G's last row) + 6 x 16 x 64 (W, U0, Q, A_qk V, A, K) + 16 x 16 (A_qa).
+// 64 (G's last row) + 7 x 16 x 64 (V, W, U0, Q, A_qk V, A, K) + 16 x 16
+// (A_qa): the value rows the scan reads cross too (keep-rows), so the scan
+// loads no input.
 // CHECK: constexpr int SLD = 40;
-// CHECK: constexpr int64_t WS_FLOATS = 6464;
+// CHECK: constexpr int64_t WS_FLOATS = 7488;
 // For 16-bit outputs what the scan only multiplies or adds is bf16 (G's last
-// row stays float32): 64 x 4 + 6 x 16 x 64 x 2 + 16 x 16 x 2 bytes.
-// CHECK: constexpr int64_t WS_HALF_BYTES = 13056;
+// row stays float32): 64 x 4 + 7 x 16 x 64 x 2 + 16 x 16 x 2 bytes.
+// CHECK: constexpr int64_t WS_HALF_BYTES = 15104;
 // CHECK: template <> struct CrossingType<true> { using type = __nv_bfloat16; };
 // CHECK: return static_cast<unsigned char *>(p.workspace) + (slot * p.value_heads + hv) *
 // CHECK-NEXT: (TensorCores ? WS_HALF_BYTES : WS_FLOATS * 4);
@@ -19,22 +21,22 @@
 // buffer holds G's last row, the key-side tiles whole (the four that only
 // products read as their left operand with rows of 64 + 8 floats, so that
 // fragment loads meet no bank conflicts) and the value-side ones by the value
-// tile's 32 columns: 64 + 4 x 16 x 72 + 2 x 16 x 32 + 16 x 16.
-// CHECK: constexpr int STAGE_FLOATS = 5952, STAGE_AT = [[AT:[0-9]+]];
-// CHECK: constexpr int STAGE_HALF_BYTES = 12032;
+// tile's 32 columns: 64 + 4 x 16 x 72 + 3 x 16 x 32 + 16 x 16.
+// CHECK: constexpr int STAGE_FLOATS = 6464, STAGE_AT = [[AT:[0-9]+]];
+// CHECK: constexpr int STAGE_HALF_BYTES = 13056;
 // CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0) {
 // CHECK: { // tile1: !rec.tile<chunk, key> (float)
 // CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
 // CHECK: rkc::tile::copyAsync16(to + e, from + e);
 // CHECK: { // tile15: !rec.tile<chunk, key> (Crossing<TensorCores>)
 // CHECK-NEXT: constexpr int P = 16 / sizeof(Crossing<TensorCores>); // elements a 16-byte piece
-// CHECK-NEXT: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
-// CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 256 : 256));
+// CHECK-NEXT: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 1280 : 2304));
+// CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 2304 : 4352));
 // CHECK-NEXT: for (int e = threadIdx.x * P; e < 1024; e += THREADS * P) // rows 72 elements apart
 // CHECK-NEXT: rkc::tile::copyAsync16(to + e / 64 * 72 + e % 64, from + e);
 // CHECK: { // tile19: !rec.tile<chunk, value> (Crossing<TensorCores>)
-// CHECK: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
-// CHECK: reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 2304 : 4352));
+// CHECK: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
+// CHECK: reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448));
 // CHECK: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
@@ -56,7 +58,10 @@
 // CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0);
 // G's last row is read as row 15 of its tile.
 // CHECK: const float *const tile1 = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
-// CHECK: const Crossing<TensorCores> *const tile19 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
+// The value rows come staged as well: the scan loads no input row.
+// CHECK: const Crossing<TensorCores> *const tile4 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
+// CHECK: const Crossing<TensorCores> *const tile19 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
+// CHECK-NOT: prefill_s0_value(
 // CHECK: rkc::tile::matmul<TensorCores>(tile15, S, 16, 64, 32, false, tile16, 72, SLD);
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
@@ -73,7 +78,7 @@
 // writes its columns of the full row.
 // CHECK: for (v0 = 0; v0 < DV; v0 += BV) {
 // CHECK: { // kept for the scan: tile19 (Crossing<TensorCores>)
-// CHECK-NEXT: Crossing<TensorCores> *const w = reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? 2304 : 4352));
+// CHECK-NEXT: Crossing<TensorCores> *const w = reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448));
 // CHECK: w[(e / BV) * DV + v0 + e % BV] = rkc::tile::fromFloat<Crossing<TensorCores>>(tile19[e]);
 // CHECK-NOT: rec.chunk.decay_state
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {

@@ -2,6 +2,12 @@
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan | FileCheck %s --check-prefix=EDA
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" --rec-schedule | FileCheck %s --check-prefix=WORKSPACE
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" --rec-schedule | FileCheck %s --check-prefix=PLAN
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true" | FileCheck %s --check-prefix=KEEP
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true" | not grep '"both"'
+
+// keep-rows: the value rows the scan reads are a prep value that crosses,
+// like the WY vectors; no op runs in both phases.
+// KEEP: rec.chunk.rows value {rec.phase = "prep", rec.to_scan = "all"}
 
 // KDA: everything up to the WY vectors is prep (every chunk at once); the
 // products with the entering state %arg0 and what follows them are scan.

@@ -24,12 +24,13 @@
 
 #include "Interpreter/Backends.h"
 #include "Interpreter/ChunkExecutor.h"
+#include "Interpreter/RandomInputs.h"
 #include "Rec/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 
+#include <algorithm>
 #include <cmath>
-#include "Interpreter/RandomInputs.h"
 
 using namespace rkc;
 using namespace rkc::test;
@@ -56,13 +57,15 @@ struct LoadedSpec {
 TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
               int64_t chunkSize, const TensorMap &inputs,
               const RunOptions &options = {}, bool stateTransfer = false,
-              bool splitScan = false, int64_t segments = 1) {
+              bool splitScan = false, int64_t segments = 1,
+              bool keepRows = true) {
   BackendOptions b;
   b.backend = backend;
   b.chunkSize = chunkSize;
   b.stateTransfer = stateTransfer;
   b.splitScan = splitScan;
   b.segments = segments;
+  b.keepRows = keepRows;
   TensorMap outputs;
   std::string error;
   EXPECT_TRUE(runBackend(spec, b, inputs, options, outputs, error))
@@ -146,7 +149,8 @@ TEST_P(BackendsAgree, VarlenAndGroupedValueHeads) {
 /// form or both) against the interpreter: lengths 1, 37 and 100 (the last
 /// with gates down to -20) at chunks of 1, 3 and 16 tokens, and varlen GVA.
 void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
-                      uint64_t seed, const std::string &form) {
+                      uint64_t seed, const std::string &form,
+                      bool keepRows = true) {
   LoadedSpec spec(c.spec);
   for (int64_t T : {1, 37, 100}) {
     RandomShape shape;
@@ -156,7 +160,7 @@ void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
     TensorMap want = run(spec.op(), "interp", 0, inputs);
     for (int64_t C : {1, 3, 16})
       expectClose(run(spec.op(), "chunked", C, inputs, {}, stateTransfer,
-                      splitScan),
+                      splitScan, 1, keepRows),
                   want, kBound,
                   std::string(c.spec) + " T=" + std::to_string(T) + " " +
                       form + " C=" + std::to_string(C));
@@ -167,7 +171,8 @@ void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
   varlen.dk = c.dk, varlen.dv = c.dv, varlen.seed = seed + 3;
   TensorMap inputs = inputsFor(spec.op(), varlen);
   expectClose(
-      run(spec.op(), "chunked", 16, inputs, {}, stateTransfer, splitScan),
+      run(spec.op(), "chunked", 16, inputs, {}, stateTransfer, splitScan, 1,
+          keepRows),
       run(spec.op(), "interp", 0, inputs), kBound,
       std::string(c.spec) + " varlen GVA " + form);
 }
@@ -181,10 +186,14 @@ TEST_P(BackendsAgree, StateTransferForm) {
 // The split form (--rec-split-scan): the prep ops of every chunk of a
 // sequence first, then the scan ops chunk after chunk, with only the values
 // marked rec.to_scan handed over (and only the last row of "last_row"
-// ones: the executor poisons the others); alone and with the transfer form.
+// ones: the executor poisons the others); alone and with the transfer form;
+// with the rows the scan reads kept from the prep (the kernels' form) and
+// loaded again by the scan (keep-rows off).
 TEST_P(BackendsAgree, SplitScanForm) {
   expectFormAgrees(GetParam(), false, true, 200, "split");
   expectFormAgrees(GetParam(), true, true, 300, "split transfer form");
+  expectFormAgrees(GetParam(), false, true, 250, "split, rows reloaded",
+                   /*keepRows=*/false);
 }
 
 // A sequence in segments (intra-sequence or context parallelism): each
@@ -345,18 +354,23 @@ namespace {
 // The split kernels for 16-bit outputs keep in bf16 what the scan only
 // multiplies or adds (rec-schedule's rec.half); the float64 executor rounds
 // exactly those values where they cross, which measures that rounding apart
-// from every other of the GPU. Measured on realistic inputs: 1.5e-3 to
-// 2.3e-3 of relative error (about bf16's half spacing, 2^-9; deltanet's the
-// largest), no larger at T = 4000 than at 200: under MATH.md's 5e-3 for
-// 16-bit outputs, with the inputs' own rounding and TF32 products still to
-// come on the GPU. It is not nothing either: the rounding happens.
+// from every other of the GPU. Measured on realistic 16-bit inputs: up to
+// 2.4e-3 of relative error (about bf16's half spacing, 2^-9; deltanet's the
+// largest; linear attention's 2e-4, as what it keeps is mostly its input
+// rows, exact in bf16), no larger at T = 4000 than at 200: under MATH.md's
+// 5e-3 for 16-bit outputs, with TF32 products still to come on the GPU. It
+// is not nothing either: the rounding happens.
 TEST(HalfWorkspace, WhatTheRoundingCosts) {
   for (const char *name : kAllSpecs) {
     LoadedSpec spec(name);
     RandomShape shape;
     shape.batch = 1, shape.length = 1000, shape.keyHeads = 1, shape.dk = 64,
     shape.dv = 64, shape.seed = 500;
-    TensorMap inputs = inputsFor(spec.op(), shape);
+    // 16-bit inputs, as the kernels for 16-bit outputs get: the rows that
+    // cross are then exact in bf16, and what is measured is the rounding of
+    // computed values.
+    shape.dtype = DType::BF16;
+    TensorMap inputs = randomInputs(SpecPlan::build(spec.op()), shape, {});
     TensorMap want = run(spec.op(), "interp", 0, inputs);
     BackendOptions b;
     b.backend = "chunked", b.chunkSize = 16, b.splitScan = true,
@@ -365,11 +379,13 @@ TEST(HalfWorkspace, WhatTheRoundingCosts) {
     std::string error;
     ASSERT_TRUE(runBackend(spec.op(), b, inputs, {}, got, error))
         << name << ": " << error;
+    double largest = 0;
     for (const char *out : {"o", "final_state"}) {
       double err = relativeError(got.at(out), want.at(out));
       EXPECT_LT(err, 3e-3) << name << " " << out;
-      EXPECT_GT(err, 1e-4) << name << " " << out << ": nothing was rounded";
+      largest = std::max(largest, err);
     }
+    EXPECT_GT(largest, 1e-4) << name << ": nothing was rounded";
     // Without the rounding the same split form agrees at float64.
     b.halfWorkspace = false;
     got.clear();

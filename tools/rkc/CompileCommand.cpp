@@ -212,6 +212,9 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     lowering.chunkSize = candidate;
     lowering.params = request.params;
     lowering.splitScan = request.splitScan != 0;
+    // The scan kernel then loads no input rows: what it reads crosses
+    // through the workspace and is staged while the previous chunk runs.
+    lowering.keepRows = lowering.splitScan;
     // A chunk whose tiles do not fit in shared memory fails to schedule:
     // try the next smaller one.
     OwningOpRef<ModuleOp> chunked =

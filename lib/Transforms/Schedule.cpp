@@ -223,6 +223,23 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                    [&](Operation *op) { return phase(op) != "prep"; });
   }
 
+  /// The extents of `chunked`'s tiles with `valueCols` columns on the value
+  /// axis (the value tile in shared memory, dv in the workspace).
+  TileExtents extentsOf(ChunkedOp chunked, int64_t valueCols) const {
+    return {static_cast<int64_t>(chunked.getChunkSize()),
+            static_cast<int64_t>(chunked.getSubstepsPerToken()), dk,
+            valueCols};
+  }
+
+  /// The elements a crossing value (`rec.to_scan`) hands over: one row of
+  /// a "last_row" value, all of any other.
+  static int64_t crossingElements(Operation &op, const TileExtents &extents) {
+    auto tile = cast<TileType>(op.getResult(0).getType());
+    return op.getAttrOfType<StringAttr>("rec.to_scan").getValue() == "last_row"
+               ? extents.cols(tile)
+               : extents.elements(tile);
+  }
+
   /// The floats of one staging buffer of the scan (`rec.stage_offset` on
   /// each crossing value): value-side tiles for the value tile's columns, a
   /// "last_row" value one row, others whole. 0 when some value cannot be
@@ -232,17 +249,14 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   int64_t stageFloats(ChunkedOp chunked) {
     stageHalfBytes = 0;
     Builder builder(&getContext());
-    TileExtents extents{static_cast<int64_t>(chunked.getChunkSize()),
-                        static_cast<int64_t>(chunked.getSubstepsPerToken()),
-                        dk, valueTile};
+    TileExtents extents = extentsOf(chunked, valueTile);
     int64_t floats = 0;
     for (Operation &op : chunked.getBody().front()) {
       auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
       if (!toScan)
         continue;
       auto tile = cast<TileType>(op.getResult(0).getType());
-      int64_t size = toScan.getValue() == "last_row" ? extents.cols(tile)
-                                                     : extents.elements(tile);
+      int64_t size = crossingElements(op, extents);
       if (size % 4 || extents.cols(tile) % 4)
         return 0;
       op.setAttr("rec.stage_offset", builder.getI64IntegerAttr(floats));
@@ -280,17 +294,12 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (!chunked->hasAttr("rec.split_scan"))
       return 0;
     Builder builder(&getContext());
-    TileExtents extents{chunked.getChunkSize(), chunked.getSubstepsPerToken(),
-                        dk, dv};
+    TileExtents extents = extentsOf(chunked, dv);
     int64_t floats = 0;
     for (Operation &op : chunked.getBody().front()) {
-      auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
-      if (!toScan)
+      if (!op.hasAttr("rec.to_scan"))
         continue;
-      auto tile = cast<TileType>(op.getResult(0).getType());
-      int64_t size = toScan.getValue() == "last_row"
-                         ? extents.cols(tile)
-                         : extents.elements(tile);
+      int64_t size = crossingElements(op, extents);
       op.setAttr("rec.workspace_offset", builder.getI64IntegerAttr(floats));
       floats += (size + 3) / 4 * 4; // 16-byte aligned
       // For 16-bit outputs (bytes): rec.half values two bytes an element.

@@ -43,12 +43,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// gate's last row (read by decay_state through exp) stays float32.
   void markHalf(ChunkedOp chunked) {
     Builder builder(&getContext());
-    TileExtents tiles{static_cast<int64_t>(chunked.getChunkSize()),
-                      static_cast<int64_t>(chunked.getSubstepsPerToken()), dk,
-                      valueTile};
-    TileExtents rows{static_cast<int64_t>(chunked.getChunkSize()),
-                     static_cast<int64_t>(chunked.getSubstepsPerToken()), dk,
-                     dv};
+    TileExtents tiles = extentsOf(chunked, valueTile),
+                rows = extentsOf(chunked, dv);
     for (Operation &op : chunked.getBody().front()) {
       op.removeAttr("rec.half");
       auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");

@@ -1449,6 +1449,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << plan.substepRows(plan.params) << ",\n  \"chunk_size\": " << C
        << ",\n  \"prefill\": \"rkc_" << name << "_fwd\",\n"
        << "  \"decode\": \"rkc_" << name << "_decode\",\n"
+       << "  \"prefill_workspace\": \"rkc_" << name << "_fwd_workspace\",\n"
        << "  \"inputs\": [";
     for (auto [i, in] : llvm::enumerate(plan.inputs))
       os << (i ? "," : "") << "\n    {\"name\": \"" << in.name

@@ -110,10 +110,15 @@ class Library:
             fn = getattr(self.lib, self.manifest[entry])
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(self.Args)]
+        query = self.manifest.get("prefill_workspace")
+        self.workspace_query = getattr(self.lib, query) if query else None
+        if self.workspace_query:
+            self.workspace_query.restype = ctypes.c_int
+            self.workspace_query.argtypes = [ctypes.POINTER(self.Args),
+                                             ctypes.POINTER(ctypes.c_size_t)]
 
-    def call(self, entry, stream, inputs, o, initial_state=None,
-             final_state=None, cu_seqlens=None, cu_seqlens_host=None,
-             scale=0.0):
+    def _args(self, inputs, o, initial_state=None, final_state=None,
+              cu_seqlens=None, cu_seqlens_host=None, scale=0.0):
         args = self.Args()
         for spec_input, tensor in zip(self.manifest["inputs"], inputs):
             setattr(args, spec_input["name"], describe(tensor))
@@ -126,16 +131,36 @@ class Library:
             if cu_seqlens_host is not None:
                 args.cu_seqlens_host = cu_seqlens_host.data_ptr()
         args.scale = scale
-        status = getattr(self.lib, self.manifest[entry])(
-            ctypes.c_void_p(stream), ctypes.byref(args))
+        return args
+
+    def call(self, entry, stream, inputs, o, initial_state=None,
+             final_state=None, cu_seqlens=None, cu_seqlens_host=None,
+             scale=0.0):
+        args = self._args(inputs, o, initial_state, final_state, cu_seqlens,
+                          cu_seqlens_host, scale)
+        self._check(self.manifest[entry], getattr(self.lib, self.manifest[entry])(
+            ctypes.c_void_p(stream), ctypes.byref(args)))
+
+    def workspace_bytes(self, inputs, o, cu_seqlens=None, cu_seqlens_host=None):
+        """The device memory the prefill takes on its stream for these
+        arguments (the split kernels' workspace; 0 for one kernel)."""
+        if not self.workspace_query:
+            raise RuntimeError("%s: built by an rkc without the workspace "
+                               "query; rebuild it" % self.manifest["name"])
+        args = self._args(inputs, o, cu_seqlens=cu_seqlens,
+                          cu_seqlens_host=cu_seqlens_host)
+        size = ctypes.c_size_t(0)
+        self._check(self.manifest["prefill_workspace"], self.workspace_query(
+            ctypes.byref(args), ctypes.byref(size)))
+        return size.value
+
+    def _check(self, name, status):
         if status:
             message = self.lib.rkc_last_error().decode()
             kind = _STATUS.get(status, "error")
             if status in (1, 2, 3, 4, 5, 6):
-                raise ValueError("%s (%s): %s" % (self.manifest[entry], kind,
-                                                  message))
-            raise RuntimeError("%s (%s): %s" % (self.manifest[entry], kind,
-                                                message))
+                raise ValueError("%s (%s): %s" % (name, kind, message))
+            raise RuntimeError("%s (%s): %s" % (name, kind, message))
 
 
 _lock = threading.Lock()

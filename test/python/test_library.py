@@ -8,6 +8,7 @@ bad calls come back as ValueError naming the tensor.
 """
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,6 +79,33 @@ class LibraryTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "no kernels"):
             self.lib.call("decode", 0, self.inputs(), FakeTensor((2, 10, 3, 64)),
                           scale=0.5)
+
+    def test_workspace_query(self):
+        # One kernel: none. The split kernels: a (chunk slot, value head)
+        # each, ceil(10 / 16) = 1 slot a batch row here.
+        self.assertEqual(self.lib.workspace_bytes(self.inputs(),
+                                                  FakeTensor((2, 10, 3, 64))), 0)
+        folder = os.path.join(sys.argv[2], "eda-split")
+        subprocess.run([sys.argv[1], "compile",
+                        os.path.join(ROOT, "examples", "specs", "eda.mlir"),
+                        "-o", folder, "--no-fatbin", "--dk", "64", "--dv", "64",
+                        "--chunk-size", "16", "--split-scan", "1"], check=True,
+                       capture_output=True)
+        subprocess.run(["cc", "-shared", "-fPIC", "-std=c11", "-I", folder,
+                        "-o", os.path.join(folder, "libeda.so"),
+                        os.path.join(folder, "eda_launch.c"),
+                        os.path.join(folder, "rkc", "runtime.c"), "-ldl",
+                        "-lpthread"], check=True)
+        with open(os.path.join(folder, "eda.h")) as f:
+            floats = int(re.search(r"#define RKC_EDA_WORKSPACE_FLOATS (\d+)",
+                                   f.read()).group(1))
+        split = library.Library(folder, "eda")
+        self.assertGreater(floats, 0)
+        self.assertEqual(split.workspace_bytes(self.inputs(),
+                                               FakeTensor((2, 10, 3, 64))),
+                         2 * 1 * 3 * floats * 4)
+        with self.assertRaisesRegex(ValueError, "o has size 32 in dimension 3"):
+            split.workspace_bytes(self.inputs(), FakeTensor((2, 10, 3, 32)))
 
     def test_bad_shapes_name_the_tensor(self):
         inputs = self.inputs()

@@ -97,13 +97,19 @@ class LibraryTest(unittest.TestCase):
                         os.path.join(folder, "rkc", "runtime.c"), "-ldl",
                         "-lpthread"], check=True)
         with open(os.path.join(folder, "eda.h")) as f:
-            floats = int(re.search(r"#define RKC_EDA_WORKSPACE_FLOATS (\d+)",
-                                   f.read()).group(1))
+            header = f.read()
+        chunk = {name: int(re.search(r"#define RKC_EDA_%s (\d+)" % name,
+                                     header).group(1))
+                 for name in ("WORKSPACE_BYTES", "WORKSPACE_BYTES_16")}
         split = library.Library(folder, "eda")
-        self.assertGreater(floats, 0)
+        self.assertGreater(chunk["WORKSPACE_BYTES_16"], 0)
+        # bf16 outputs: the 16-bit workspace; float32 ones: the float32 one.
         self.assertEqual(split.workspace_bytes(self.inputs(),
                                                FakeTensor((2, 10, 3, 64))),
-                         2 * 1 * 3 * floats * 4)
+                         2 * 1 * 3 * chunk["WORKSPACE_BYTES_16"])
+        self.assertEqual(split.workspace_bytes(
+            self.inputs(), FakeTensor((2, 10, 3, 64), "torch.float32")),
+            2 * 1 * 3 * chunk["WORKSPACE_BYTES"])
         with self.assertRaisesRegex(ValueError, "o has size 32 in dimension 3"):
             split.workspace_bytes(self.inputs(), FakeTensor((2, 10, 3, 32)))
 

@@ -536,7 +536,8 @@ private:
         .Case([&](ChunkMatmulOp mm) {
           bool t = mm.getTransposeLhs();
           int64_t inner = t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
-          os << "    rkc::tile::matmul<TensorCores>(" << tile(mm.getLhs()) << ", "
+          os << "    rkc::tile::matmul<TensorCores, " << inner << ">("
+             << tile(mm.getLhs()) << ", "
              << tile(mm.getRhs()) << ", " << nrows(mm) << ", " << inner
              << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
              << result();

@@ -62,7 +62,8 @@
 // CHECK: const Crossing<TensorCores> *const tile4 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
 // CHECK: const Crossing<TensorCores> *const tile19 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
 // CHECK-NOT: prefill_s0_value(
-// CHECK: rkc::tile::matmul<TensorCores>(tile15, S, 16, 64, 32, false, tile16, 72, SLD);
+// The inner extent is a template argument: the product's loops unroll.
+// CHECK: rkc::tile::matmul<TensorCores, 64>(tile15, S, 16, 64, 32, false, tile16, 72, SLD);
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
 // CHECK: rkc::tile::decayState(S, 64, 32, tile1, 64, L, tile31, SLD);

@@ -516,10 +516,15 @@ __device__ inline void decayState(const float *s, int rows, int cols,
 /// (mod 32) puts the rows a fragment load touches in distinct banks.
 /// TensorCores: TF32 products, one warp per 16-row block of out and 8, 16
 /// or 32 of its columns (ProductPlan).
-template <bool TensorCores, typename TA, typename TB>
+/// Inner (when not 0) is k known at compile time: the inner loops unroll,
+/// so a warp's shared-memory loads for later steps issue before earlier
+/// products finish.
+template <bool TensorCores, int Inner = 0, typename TA, typename TB>
 __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
                               bool transposeA, float *out, int lda = 0,
                               int ldb = 0) {
+  if (Inner)
+    k = Inner;
   if (!lda)
     lda = transposeA ? m : k;
   if (!ldb)
@@ -537,39 +542,47 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
       // quads"); B's four rows of a column stay scalar loads.
       const bool quads = IsFloat<TA>::value && !transposeA && lda % 32 == 0 &&
                          k % 16 == 0;
-      for (int p = 0; quads && p < k; p += 16) {
-        const float *row = reinterpret_cast<const float *>(a) + p + 4 * c;
-        const float4 lo = load4(row + (i0 + g) * lda),
-                     hi = load4(row + (i0 + g + 8) * lda);
-        const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y), tf32(hi.y)};
-        const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w), tf32(hi.w)};
+      if (quads) {
 #pragma unroll
-        for (int nb = 0; nb < 4; ++nb) {
-          if (j0 + nb * 8 >= jEnd)
-            continue;
-          const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
-          const uint32_t b1[2] = {tf32(toFloat(col[0])), tf32(toFloat(col[ldb]))};
-          const uint32_t b2[2] = {tf32(toFloat(col[2 * ldb])),
-                                  tf32(toFloat(col[3 * ldb]))};
-          mma16x8x8(acc[nb], a1, b1);
-          mma16x8x8(acc[nb], a2, b2);
+        for (int p = 0; p < k; p += 16) {
+          const float *row = reinterpret_cast<const float *>(a) + p + 4 * c;
+          const float4 lo = load4(row + (i0 + g) * lda),
+                       hi = load4(row + (i0 + g + 8) * lda);
+          const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y),
+                                  tf32(hi.y)};
+          const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w),
+                                  tf32(hi.w)};
+#pragma unroll
+          for (int nb = 0; nb < 4; ++nb) {
+            if (j0 + nb * 8 >= jEnd)
+              continue;
+            const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
+            const uint32_t b1[2] = {tf32(toFloat(col[0])),
+                                    tf32(toFloat(col[ldb]))};
+            const uint32_t b2[2] = {tf32(toFloat(col[2 * ldb])),
+                                    tf32(toFloat(col[3 * ldb]))};
+            mma16x8x8(acc[nb], a1, b1);
+            mma16x8x8(acc[nb], a2, b2);
+          }
         }
-      }
-      for (int p = 0; !quads && p < k; p += 8) {
-        uint32_t af[4];
+      } else {
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int i = i0 + g + (q % 2) * 8, pp = p + c + (q / 2) * 4;
-          af[q] = tf32(toFloat(transposeA ? a[pp * lda + i] : a[i * lda + pp]));
-        }
+        for (int p = 0; p < k; p += 8) {
+          uint32_t af[4];
 #pragma unroll
-        for (int nb = 0; nb < 4; ++nb) {
-          const int j = j0 + nb * 8 + g;
-          if (j0 + nb * 8 >= jEnd)
-            continue;
-          uint32_t bf[2] = {tf32(toFloat(b[(p + c) * ldb + j])),
-                            tf32(toFloat(b[(p + c + 4) * ldb + j]))};
-          mma16x8x8(acc[nb], af, bf);
+          for (int q = 0; q < 4; ++q) {
+            const int i = i0 + g + (q % 2) * 8, pp = p + c + (q / 2) * 4;
+            af[q] = tf32(toFloat(transposeA ? a[pp * lda + i] : a[i * lda + pp]));
+          }
+#pragma unroll
+          for (int nb = 0; nb < 4; ++nb) {
+            const int j = j0 + nb * 8 + g;
+            if (j0 + nb * 8 >= jEnd)
+              continue;
+            uint32_t bf[2] = {tf32(toFloat(b[(p + c) * ldb + j])),
+                              tf32(toFloat(b[(p + c + 4) * ldb + j]))};
+            mma16x8x8(acc[nb], af, bf);
+          }
         }
       }
 #pragma unroll

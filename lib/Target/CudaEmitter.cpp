@@ -703,6 +703,30 @@ private:
     return text;
   }
 
+  /// Prefetches into L2 the input rows of the chunk starting at token
+  /// `first` (an expression), in a block after `guard` ("if (...) " or "").
+  std::string prefetchChunk(StringRef first, StringRef guard) const {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    StringRef indent = "    ";
+    os << indent << guard << "{\n"
+       << indent << "  const int64_t next = " << first
+       << ", tokens = eos - next < C ? eos - next : C;\n";
+    for (const SpecPlan::Input &in : plan.inputs) {
+      if (in.rate == Rate::head)
+        continue;
+      std::string width = in.side == Side::Key     ? "DK"
+                          : in.side == Side::Value ? "DV"
+                                                   : "1";
+      os << indent << "  prefetchRows(p.a." << in.name
+         << ", row, next, tokens, "
+         << (in.rate == Rate::substep ? "RKC_SUBSTEP_ROWS" : "1")
+         << ", hv, p.value_heads, " << width << ");\n";
+    }
+    os << indent << "}\n";
+    return text;
+  }
+
   /// The ops of one kernel: "all" (the chunks in order), "scan" (the chunks
   /// in order, prep values read from the workspace where the prep op
   /// stood, so that their live ranges stay those rec-schedule planned) or
@@ -731,8 +755,12 @@ private:
       // The key-side ops once, then the value-side ones for each value
       // tile (rec-schedule planned shared memory in that order).
       ks << "  {\n    unsigned char *const ws = chunkWorkspace<TensorCores>(p, "
-            "seq, t0, hv);\n"
-         << "    int64_t v0 = 0;\n";
+            "seq, t0, hv);\n";
+      // The chunk's own input rows into L2 at once: the row ops then wait
+      // on L2 one after another, not on HBM.
+      if (s.prefetch)
+        ks << prefetchChunk("t0", "");
+      ks << "    int64_t v0 = 0;\n";
       for (bool perValueTile : {false, true}) {
         if (perValueTile)
           ks << "  for (v0 = 0; v0 < DV; v0 += BV) {\n";
@@ -792,22 +820,12 @@ private:
     }
     // The next chunk's input rows are fetched into L2 while this chunk
     // runs: the row loads of rec.chunk.rows then wait on L2, not on HBM.
-    if (s.prefetch) {
-      ks << "    if (t0 + C < eos) {\n"
-         << "      const int64_t next = t0 + C, tokens = eos - next < C ? "
-            "eos - next : C;\n";
-      for (const SpecPlan::Input &in : plan.inputs) {
-        if (in.rate == Rate::head)
-          continue;
-        std::string width = in.side == Side::Key     ? "DK"
-                            : in.side == Side::Value ? "DV"
-                                                     : "1";
-        ks << "      prefetchRows(p.a." << in.name << ", row, next, tokens, "
-           << (in.rate == Rate::substep ? "RKC_SUBSTEP_ROWS" : "1")
-           << ", hv, p.value_heads, " << width << ");\n";
-      }
-      ks << "    }\n";
-    }
+    // (A scan that loads no rows, keep-rows, has nothing to fetch.)
+    bool loadsRows = llvm::any_of(body, [&](Operation &op) {
+      return isa<ChunkRowsOp>(op) && (which == "all" || phase(op) != "prep");
+    });
+    if (s.prefetch && loadsRows)
+      ks << prefetchChunk("t0 + C", "if (t0 + C < eos) ");
     for (Operation &op : body) {
       if (which == "scan" && phase(op) == "prep") {
         if (op.hasAttr("rec.to_scan") && !s.stageFloats)

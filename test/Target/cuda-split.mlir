@@ -111,5 +111,18 @@
 // COPY: tile1[3968 + e] = rkc::tile::toFloat(w[e]);
 // COPY: { // from the prep kernel: tile15 (Crossing<TensorCores>)
 
+// --prefetch 1: the prep kernel fetches its own chunk's input rows into L2
+// before its first row op; the scan, which loads no rows, fetches nothing.
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/prefetch --no-fatbin --dk 64 --dv 64 --chunk-size 16 --split-scan 1 --prefetch 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=PREFETCH --input-file=%t/prefetch/kda.cu
+// PREFETCH: void prefill(const Params &p) {
+// PREFETCH-NOT: prefetchRows(p.a
+// PREFETCH: void prep(const Params &p) {
+// PREFETCH: unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, t0, hv);
+// PREFETCH-NEXT: {
+// PREFETCH-NEXT: const int64_t next = t0, tokens = eos - next < C ? eos - next : C;
+// PREFETCH-NEXT: prefetchRows(p.a.q, row, next, tokens, 1, hv, p.value_heads, DK);
+// PREFETCH: rec.chunk.rows gate
+
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad --no-fatbin --split-scan 2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: split-scan (2) must be 0 or 1

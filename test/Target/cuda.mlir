@@ -1,14 +1,14 @@
 // The CUDA rkc compile prints, from the scheduled chunk-level and decode IR.
-// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/eda.mlir -o %t --no-fatbin --dk 64 --dv 64 --chunk-size 16 | FileCheck %s --check-prefix=LOG
+// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/eda.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --chunk-size 16 | FileCheck %s --check-prefix=LOG
 // RUN: FileCheck %s --check-prefix=EDA --input-file=%t/eda.cu
 // RUN: FileCheck %s --check-prefix=HEADER --input-file=%t/eda.h
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/eda_launch.c
-// RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t --no-fatbin --dk 64 --dv 64 > /dev/null
+// RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=GDN --input-file=%t/gdn.cu
-// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --no-fatbin --dk 64 --dv 64 > /dev/null
+// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=DELTANET --input-file=%t/deltanet.cu
-// RUN: not rkc compile %rkc_src/examples/specs/eda.mlir -o %t --no-fatbin --dk 96 --dv 100 2>&1 | FileCheck %s --check-prefix=BADDIM
-// RUN: rkc compile %rkc_src/examples/specs/eda.mlir -o %t --no-fatbin --dk 64 --dv 64 --prefetch 1 > /dev/null
+// RUN: not rkc compile %rkc_src/examples/specs/eda.mlir -o %t --split-scan 0 --no-fatbin --dk 96 --dv 100 2>&1 | FileCheck %s --check-prefix=BADDIM
+// RUN: rkc compile %rkc_src/examples/specs/eda.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --prefetch 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=PREFETCH --input-file=%t/eda.cu
 
 // LOG: schedule  dk=64 dv=64 chunk=16 tokens value-tile=32 threads=256 prefetch=0

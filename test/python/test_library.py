@@ -55,7 +55,8 @@ class LibraryTest(unittest.TestCase):
         subprocess.run([rkc, "compile", os.path.join(ROOT, "examples", "specs",
                                                      "eda.mlir"),
                         "-o", cls.folder, "--no-fatbin", "--dk", "64", "--dv",
-                        "64", "--chunk-size", "16"], check=True,
+                        "64", "--chunk-size", "16", "--split-scan", "0"],
+                       check=True,
                        capture_output=True)
         subprocess.run(["cc", "-shared", "-fPIC", "-std=c11", "-I", cls.folder,
                         "-o", os.path.join(cls.folder, "libeda.so"),

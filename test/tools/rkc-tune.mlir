@@ -16,7 +16,8 @@
 // Rows of another GPU are another configuration:
 // RUN: rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --db %t.jsonl --dry-run --gpu OtherGPU --arch sm_90a | FileCheck %s --check-prefix=OTHERGPU
 // A database written before the split-scan knob: a schedule without the key
-// reads as split-scan 0, the default, so its rows still count.
+// reads as split-scan 0, what it was measured with (the default is now 1),
+// so its rows still count.
 // RUN: sed -e 's/,"split_scan":0//' %t.jsonl > %t.legacy.jsonl
 // RUN: not grep '"split_scan":0' %t.legacy.jsonl
 // RUN: rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --shape B=4,T=2048,H=16 --shape B=1,T=5000,H=32 --db %t.legacy.jsonl --dry-run --gpu TestGPU --arch sm_90a > %t.legacy 2>&1
@@ -49,14 +50,15 @@
 // PLAN-NEXT: key       spec_hash={{[0-9a-f]+}} dk=128 dv=128 dtype=bf16 arch=sm_90a rkc_version={{[^ ]+}} gpu="TestGPU"
 // PLAN-NEXT: shape     B=1,T=8192,H=32,HV=32 (bucket bh=32,t=8192)
 // PLAN-NEXT: space     chunk-size {64, 32, 16, 8} x value-tile {16, 32, 64, 128} x threads {128, 256, 512} x prefetch {0, 1} x split-scan {0, 1}: 192 schedules valid for dv = 128
-// PLAN-NEXT: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 0
-// PLAN-NEXT: [ 1/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 0 (default): measure
-// The default's neighbours come next, one knob changed; the default with
-// split kernels (a prep kernel, then the scan kernel) lowers and is measured.
-// PLAN-NEXT: [ 2/192] chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 0:
-// PLAN: [{{ [3-9]|1[01]}}/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1: measure{{$}}
-// PLAN-NEXT: [{{ [3-9]|1[01]}}/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 0: measure{{$}}
-// PLAN: chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 1: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
+// The default is the split kernels (a prep kernel, then the scan kernel).
+// PLAN-NEXT: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1
+// PLAN-NEXT: [ 1/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1 (default): measure
+// The default's neighbours come next, one knob changed; the default as one
+// kernel lowers and is measured.
+// PLAN-NEXT: [ 2/192] chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 1: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
+// PLAN: [{{ [3-9]|1[01]}}/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 0: measure{{$}}
+// PLAN-NEXT: [{{ [3-9]|1[01]}}/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 1: measure{{$}}
+// PLAN: chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
 // PLAN: chunk 64, value-tile 128, threads 256, prefetch 0, split-scan 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 128); the limit is {{[0-9]+}}
 // PLAN: [192/192]
 // PLAN-NEXT: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned by the lowering, 0 in the database
@@ -68,7 +70,7 @@
 // RESUME: shape     B=1,T=8192,H=32,HV=32 (bucket bh=32,t=8192)
 // RESUME-NEXT: shape     B=4,T=2048,H=16,HV=16 (bucket bh=64,t=2048)
 // RESUME-NOT: shape
-// RESUME: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 0
+// RESUME: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1
 // RESUME-NEXT: (default): skip (in the database; bh=32,t=8192: ok 52.100 ms; bh=64,t=2048: ok 12.500 ms)
 // RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 1: measure at bh=64,t=2048; the database has the other buckets
 // RESUME-DAG: chunk 8, value-tile 32, threads 256, prefetch 0, split-scan 0: measure at bh=32,t=8192; the database has the other buckets
@@ -78,8 +80,8 @@
 // RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 0, split-scan 0: measure{{$}}
 // RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 0, split-scan 1: measure{{$}}
 // RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 0: measure{{$}}
-// RESUME-DAG: chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 0: measure{{$}}
-// RESUME-DAG: chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1: measure{{$}}
+// RESUME-DAG: chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 1: measure{{$}}
+// RESUME-DAG: chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 0: measure{{$}}
 // Another GPU's row does not count, nor one measured on other code.
 // RESUME-DAG: chunk 8, value-tile 32, threads 512, prefetch 0, split-scan 0: measure{{$}}
 // RESUME-DAG: chunk 8, value-tile 16, threads 256, prefetch 0, split-scan 0: measure{{$}}
@@ -89,8 +91,8 @@
 // WINNERS: # Tuning winners
 // WINNERS: ## @eda, spec {{[0-9a-f]+}}, dk 128, dv 128, bf16, TestGPU (sm_90a), rkc
 // WINNERS: | bucket | shape | default | default ms | winner | winner ms (p20-p80) | speed-up | ok / failed / pruned |
-// WINNERS: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 0 | 52.100 | chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 1 | 40.000 (39.900-40.200) | 1.30x | 3 / 1 / 0 |
-// WINNERS: | bh=64,t=2048 | B=4,T=2048,H=16,HV=16 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 0 | 12.500 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 0 (the default) | 12.500 (12.500-12.500) | 1.00x | 2 / 0 / 0 |
+// WINNERS: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1 | 52.100 | chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 1 | 40.000 (39.900-40.200) | 1.30x | 3 / 1 / 0 |
+// WINNERS: | bh=64,t=2048 | B=4,T=2048,H=16,HV=16 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1 | 12.500 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1 (the default) | 12.500 (12.500-12.500) | 1.00x | 2 / 0 / 0 |
 
 // OTHERGPU: chunk 8, value-tile 32, threads 512, prefetch 0, split-scan 0: skip (in the database: ok 30.000 ms)
 // OTHERGPU: plan      {{.*}}, 1 in the database

@@ -107,13 +107,13 @@ TEST(ScheduleSpace, KnobsAndEnumeration) {
 TEST(ScheduleSpace, RequestRoundTripAndNames) {
   CompileRequest request;
   Schedule s = Schedule::of(request);
-  // chunk 0: auto; no prefetch, one kernel (no split-scan).
-  EXPECT_EQ(s, schedule(0, 32, 256, 0, 0));
+  // chunk 0: auto; no prefetch, prep and scan kernels (split-scan 1).
+  EXPECT_EQ(s, schedule(0, 32, 256, 0, 1));
   // 0 is "auto" for the chunk size, which does not search 0, and a value
   // for prefetch and split-scan, which do.
   EXPECT_EQ(s.describe(), "chunk auto, value-tile 32, threads 256, "
-                          "prefetch 0, split-scan 0");
-  EXPECT_EQ(s.tag(), "c0_v32_t256_p0_s0");
+                          "prefetch 0, split-scan 1");
+  EXPECT_EQ(s.tag(), "c0_v32_t256_p0_s1");
   Schedule t = schedule(16, 64, 128, 0, 1);
   t.applyTo(request);
   EXPECT_EQ(request.chunkSize, 16);
@@ -352,10 +352,10 @@ TEST(Database, ReadAppendAndLocatedErrors) {
 
 TEST(Database, RowWithoutANewerKnob) {
   // A row written before the prefetch knob existed, or before the split-scan
-  // knob: its schedule lacks the key, and it reads as the knob's default
-  // (`rkc compile`'s), 0.
+  // knob: its schedule lacks the key, and it reads as what it was measured
+  // with, 0 (off), though `rkc compile`'s split-scan default is now 1.
   EXPECT_EQ(CompileRequest().prefetch, 0);
-  EXPECT_EQ(CompileRequest().splitScan, 0);
+  EXPECT_EQ(CompileRequest().splitScan, 1);
   const Schedule off = schedule(16, 32, 256, 0, 0);
   for (auto [key, on] : std::vector<std::pair<std::string, Schedule>>{
            {"prefetch", schedule(16, 32, 256, 1, 0)},

@@ -93,10 +93,12 @@ cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch the next chunk's input rows "
                                    "into L2 while a chunk runs"),
                           cl::cat(compileCategory));
-cl::opt<int64_t> splitScan("split-scan", cl::sub(compileCommand), cl::init(0),
-                           cl::desc("1: a prep kernel runs the state-free "
-                                    "part of every chunk at once, then the "
-                                    "scan kernel the rest chunk after chunk"),
+cl::opt<int64_t> splitScan("split-scan", cl::sub(compileCommand), cl::init(1),
+                           cl::desc("1 (default): a prep kernel runs the "
+                                    "state-free part of every chunk at once, "
+                                    "then the scan kernel the rest chunk "
+                                    "after chunk; 0: one kernel, no "
+                                    "workspace"),
                            cl::cat(compileCategory));
 cl::list<std::string> params("param", cl::sub(compileCommand),
                              cl::desc("Override a spec parameter, e.g. "

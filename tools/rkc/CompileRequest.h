@@ -23,7 +23,8 @@ struct CompileRequest {
   int64_t chunkSize = 0; // 0: the largest of 64, 32, 16, 8 that fits
   int64_t valueTile = 32, threads = 256;
   int64_t prefetch = 0; // 1: prefetch the next chunk's input rows into L2
-  int64_t splitScan = 0; // 1: a prep kernel over all chunks, then the scan
+  int64_t splitScan = 1; // 1: a prep kernel over all chunks, then the scan;
+                         // 0: one kernel
   std::vector<std::string> params; // name=value
   bool noFatbin = false;
 };

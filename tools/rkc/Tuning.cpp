@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cmath>
 #include <ctime>
+#include <optional>
 #include <set>
 
 using namespace llvm;
@@ -337,48 +338,42 @@ bool parseRow(StringRef text, Row &row, std::string &error) {
     error = "expected a JSON object";
     return false;
   }
-  auto string = [&](StringRef key, std::string &out, bool required) {
-    const json::Value *value = object->get(key);
-    if (!value) {
-      if (required)
-        error = "missing \"" + key.str() + "\"";
-      return !required;
-    }
-    if (!value->getAsString()) {
-      error = "\"" + key.str() + "\" must be a string";
-      return false;
-    }
-    out = value->getAsString()->str();
-    return true;
-  };
-  auto integer = [&](const json::Object &in, StringRef key, StringRef path,
-                     int64_t &out, bool required) {
+  // A field of `in` at `key` (named `path` in messages): absent is an error
+  // only when required; `get` reads the value, empty when it has another
+  // type than `kind`.
+  auto field = [&](const json::Object &in, StringRef key, StringRef path,
+                   bool required, StringRef kind, auto get, auto &out) {
     const json::Value *value = in.get(key);
     if (!value) {
       if (required)
         error = "missing \"" + path.str() + "\"";
       return !required;
     }
-    if (!value->getAsInteger()) {
-      error = "\"" + path.str() + "\" must be an integer";
+    auto got = get(*value);
+    if (!got) {
+      error = "\"" + path.str() + "\" must be " + kind.str();
       return false;
     }
-    out = *value->getAsInteger();
+    out = *got;
     return true;
   };
+  auto string = [&](StringRef key, std::string &out, bool required) {
+    return field(*object, key, key, required, "a string",
+                 [](const json::Value &v) -> std::optional<std::string> {
+                   if (auto s = v.getAsString())
+                     return s->str();
+                   return std::nullopt;
+                 },
+                 out);
+  };
+  auto integer = [&](const json::Object &in, StringRef key, StringRef path,
+                     int64_t &out, bool required) {
+    return field(in, key, path, required, "an integer",
+                 [](const json::Value &v) { return v.getAsInteger(); }, out);
+  };
   auto real = [&](StringRef key, double &out, bool required) {
-    const json::Value *value = object->get(key);
-    if (!value) {
-      if (required)
-        error = "missing \"" + key.str() + "\"";
-      return !required;
-    }
-    if (!value->getAsNumber()) {
-      error = "\"" + key.str() + "\" must be a number";
-      return false;
-    }
-    out = *value->getAsNumber();
-    return true;
+    return field(*object, key, key, required, "a number",
+                 [](const json::Value &v) { return v.getAsNumber(); }, out);
   };
 
   if (!string("spec", row.spec, false) ||

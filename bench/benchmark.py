@@ -246,8 +246,9 @@ def decode_case(spec, N, H, D, seed):
     d = Draw(seed)
     x, _ = draw_inputs(spec, d, N, 1, H, D)
     initial = 0.1 * d.normal(N, H, D, D)
-    lib = rkc_library(spec, D, D, PARAMS.get(spec, ()))
-    ordered = [x[i["name"]] for i in lib.manifest["inputs"]]
+    # No RKC library in fla's warm-up (warm_fla), which calls only fla's side.
+    lib = rkc_library(spec, D, D, PARAMS.get(spec, ())) if rkc_library else None
+    ordered = [x[i["name"]] for i in lib.manifest["inputs"]] if lib else []
 
     def rkc():
         # Outputs allocated per call, like the other side's; the state is read
@@ -514,7 +515,8 @@ def run_row(section, spec, shape, make_case, args, compile_errors):
 
 
 def log(row):
-    parts = ["[%s]" % row["section"], row["spec"], shape_text(row["shape"])]
+    parts = ["%4.0f s [%s]" % (time.time() - STARTED, row["section"]),
+             row["spec"], shape_text(row["shape"])]
     if row["rkc"]:
         parts.append("rkc %s ms" % ms(row["rkc"].median))
     if row["fla"]:
@@ -529,24 +531,49 @@ def log(row):
 
 # --------------------------------------------------------------- building --
 
-def precompile(specs, dims, python_dir):
+def warm_fla(spec, prefill_shapes, decode_shapes):
+    """Calls fla's side of the spec's rows once, untimed: triton compiles
+    each kernel's autotuning candidates (about a minute a spec) into its disk
+    cache, which the measuring process then reads."""
+    for shape in prefill_shapes:
+        prefill_case(spec, *shape, seed=0).fla()
+    for shape in decode_shapes:
+        case = decode_case(spec, *shape, seed=0)
+        if case.fla:
+            case.fla()
+    torch.cuda.synchronize()
+
+
+def precompile(specs, dims, python_dir, warm_args):
     """Builds every spec's library at once, in child processes: rkc_torch
     builds one spec at a time within a process, and nvcc takes ~20-60 s a
     spec. The children fill rkc_torch's disk cache; this process then loads
-    from it. Returns {spec: error} for the specs that did not build."""
+    from it. Children running `warm_args + [spec]` warm fla's kernels
+    alongside (their failures are the rows' to report). Returns {spec:
+    error} for the specs that did not build."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
             "from rkc_torch._library import library; "
             "library(sys.argv[2], int(sys.argv[3]), int(sys.argv[3]), "
             "tuple(sys.argv[4:]))")
-    jobs = []
+    jobs, warming = [], []
     for spec in specs:
         for dim in dims:
             cmd = [sys.executable, "-c", code, python_dir, spec, str(dim)]
             jobs.append((spec, subprocess.Popen(
                 cmd + list(PARAMS.get(spec, ())), stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, text=True)))
+        if warm_args:
+            warming.append(subprocess.Popen(
+                warm_args + [spec], stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL))
     errors = {}
     deadline = time.time() + 1200
+    for p in warming:
+        try:
+            p.wait(timeout=max(1.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
     for spec, p in jobs:
         try:
             _, err = p.communicate(timeout=max(1.0, deadline - time.time()))
@@ -633,6 +660,7 @@ def main():
     parser.add_argument("--time-limit", type=float, default=0,
                         help="seconds: rows not started by then are reported "
                              "as not run (the report is still written)")
+    parser.add_argument("--warm-fla", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     sections = [s for s in args.sections.split(",") if s]
@@ -656,21 +684,27 @@ def main():
     sys.path.insert(0, fla_root)
     os.environ["RKC"] = os.path.abspath(args.rkc)
     os.environ["RKC_COMPILE_OPTIONS"] = args.compile_options
+    prefill_shapes = PREFILL_SHAPES[:1] if args.quick else PREFILL_SHAPES
+    sweep_ts = [t for t in SWEEP_T if t <= 8192] if args.quick else SWEEP_T
+    decode_shapes = DECODE_SHAPES[:1] if args.quick else DECODE_SHAPES
+    if args.warm_fla:   # a child of precompile(): fla's side only
+        with torch.inference_mode():
+            warm_fla(args.warm_fla, prefill_shapes, decode_shapes)
+        return
     global rkc_torch, rkc_library, FLUSH
     import rkc_torch as _rkc_torch
     from rkc_torch._library import library
     rkc_torch, rkc_library = _rkc_torch, library
-
-    prefill_shapes = PREFILL_SHAPES[:1] if args.quick else PREFILL_SHAPES
-    sweep_ts = [t for t in SWEEP_T if t <= 8192] if args.quick else SWEEP_T
-    decode_shapes = DECODE_SHAPES[:1] if args.quick else DECODE_SHAPES
     dims = sorted({s[3] for s in prefill_shapes} | {s[2] for s in decode_shapes} |
                   ({SWEEP_D} if any(s in specs for s in SWEEP_SPECS) else set()))
 
     global STARTED
     started = STARTED = time.time()
     print("compiling %s (d = %s) ..." % (", ".join(specs), dims), file=sys.stderr, flush=True)
-    compile_errors = precompile(specs, dims, python_dir)
+    warm_args = [sys.executable, os.path.abspath(__file__), "--rkc", args.rkc,
+                 "--fla", fla_root] + (["--quick"] if args.quick else []) + [
+                 "--warm-fla"]
+    compile_errors = precompile(specs, dims, python_dir, warm_args)
     print("compiled in %.0f s%s" % (time.time() - started, "".join(
         "; %s: %s" % kv for kv in compile_errors.items())), file=sys.stderr, flush=True)
 

@@ -3,10 +3,14 @@ acceptance verdicts, the markdown tables and the SVG plots of BENCHMARKS.md,
 from rows of measurements. Kept apart so that it is tested without a GPU
 (test/python/test_report.py).
 
-A row is a dict: section, spec, shape, status ("ok", "FAILED", "error: ...",
-"not run: ..."), label (the reference), note, err_o, err_s, rkc and fla
+A row is a dict: section, spec, shape, status ("ok", "ok vs float64 (...)",
+"FAILED", "FAILED (...)", "error: ...", "not run: ..."), label (the
+reference), note, err_o and err_s (RKC against the reference), rkc and fla
 (Timing or None), bytes (RKC's compulsory bytes), mem_rkc and mem_fla
-((bytes in torch's allocator, bytes outside it) or None).
+((bytes in torch's allocator, bytes outside it) or None). "ok vs float64"
+rows are measured like "ok" ones: RKC and the reference disagreed, and RKC
+was within BOUND of the float64 recurrence (the parentheses give both sides'
+errors against it). The verdicts read only the timings.
 """
 import math
 import os
@@ -255,8 +259,13 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
     md += ["", "Method: one process, the same inputs on both sides (bf16 q, k, v and "
            "strengths, fp32 log-space gates `logsigmoid(N)` clamped to [-5, 0], q/k/e "
            "L2-normalised, a fresh seed a row). Each row is checked first: relative "
-           "Frobenius error of o and of the final state between RKC and the reference, "
-           "bound %.0e; a row beyond it is FAILED and not timed. Times: CUDA events, "
+           "Frobenius error of o and of the final state between RKC and the reference "
+           "(err o, err state), bound %.0e. Beyond it, both sides are measured against "
+           "a float64 evaluation of MATH.md's recurrence, token by token, on the rounded "
+           "inputs RKC got (and its initial state): if RKC is within the bound of it, the "
+           "row is timed, its status \"ok vs float64\" giving both sides' errors against "
+           "float64 (then the reference kernel is the one off); otherwise it is FAILED "
+           "and not timed. Times: CUDA events, "
            "warm-up, L2 flushed before every repetition; median (p20–p80) in ms. "
            "GB/s: RKC's compulsory bytes (its inputs once, o and the final state once, "
            "and the initial state in decode) over its median; \"of copy\" is that over "

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ python3 llvm-22-dev libmlir-22-dev mlir-22-tools
-          llvm-22-tools libgtest-dev libgmock-dev libzstd-dev)
+          llvm-22-tools libgtest-dev libgmock-dev libzstd-dev python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

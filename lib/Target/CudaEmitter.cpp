@@ -428,6 +428,11 @@ private:
   }
 
   void emitChunkOp(Operation *op, llvm::raw_ostream &os) {
+    if (folded.contains(op)) {
+      os << "    " << opComment(op) << "\n"
+         << "    // (computed by the product above)\n";
+      return;
+    }
     os << "    " << opComment(op) << "\n";
     profiledOps.push_back(opComment(op).substr(3));
     os << "    RKC_PROFILE_BEGIN();\n";
@@ -536,16 +541,33 @@ private:
         .Case([&](ChunkMatmulOp mm) {
           bool t = mm.getTransposeLhs();
           int64_t inner = t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
+          ChunkAddOp sum = sumOfProduct.lookup(mm);
+          std::string out = result();
+          if (sum) {
+            out = sum == sumIntoState ? "S" : tile(sum.getResult());
+            os << "    // with the sum below: " << out << " = A B + "
+               << tile(sum.getLhs() == mm.getResult() ? sum.getRhs()
+                                                      : sum.getLhs())
+               << (sum == sumIntoState ? ", the chunk's new state" : "")
+               << "\n";
+          }
           os << "    rkc::tile::matmul<TensorCores, " << inner << ">("
              << tile(mm.getLhs()) << ", "
              << tile(mm.getRhs()) << ", " << nrows(mm) << ", " << inner
              << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
-             << result();
+             << out;
           int64_t lda = stagedStride(mm.getLhs());
-          if (isa<BlockArgument>(mm.getRhs()))
+          bool rhsIsState = isa<BlockArgument>(mm.getRhs());
+          if (sum) {
+            Value x = sum.getLhs() == mm.getResult() ? sum.getRhs()
+                                                     : sum.getLhs();
+            os << ", " << lda << ", " << (rhsIsState ? "SLD" : "0") << ", "
+               << tile(x) << (sum == sumIntoState ? ", SLD" : "");
+          } else if (rhsIsState) {
             os << ", " << lda << ", SLD";
-          else if (lda)
+          } else if (lda) {
             os << ", " << lda;
+          }
           os << ");\n";
         })
         .Case([&](ChunkOutputOp out) {
@@ -727,6 +749,56 @@ private:
     return text;
   }
 
+  /// Which sums `add(x, matmul(a, b))` the product computes itself, adding
+  /// x as it stores (no pass over the sum and no barrier of its own): the
+  /// product's only reader is the sum, printed in the same kernel and loop;
+  /// x was computed before the product; and the sum lives where the product
+  /// or x does (the planner's in-place sums), so that it overlaps neither a
+  /// nor b. A folded sum that only the chunk's yield reads is stored into S
+  /// itself when nothing after the product reads S (the yield's copy goes).
+  void planFusedSums(Block &body, const llvm::DenseMap<Value, int64_t> &at,
+                     llvm::function_ref<StringRef(Operation &)> phase) {
+    sumOfProduct.clear();
+    folded.clear();
+    sumIntoState = nullptr;
+    for (Operation &op : body) {
+      auto mm = dyn_cast<ChunkMatmulOp>(op);
+      if (!mm || !mm->hasOneUse())
+        continue;
+      auto sum = dyn_cast<ChunkAddOp>(*mm->user_begin());
+      if (!sum || phase(*sum) != phase(op) ||
+          sum->hasAttr("rec.per_value_tile") !=
+              op.hasAttr("rec.per_value_tile") ||
+          sum->hasAttr("rec.to_scan") || op.hasAttr("rec.to_scan"))
+        continue;
+      Value x = sum.getLhs() == mm.getResult() ? sum.getRhs() : sum.getLhs();
+      if (x == mm.getResult() || isa<BlockArgument>(x))
+        continue;
+      // A staged prep value is there from the chunk's start.
+      bool staged = emitting == "scan" && s.stageFloats &&
+                    phase(*x.getDefiningOp()) == "prep";
+      if (!staged && !x.getDefiningOp()->isBeforeInBlock(&op))
+        continue;
+      auto where = [&](Value v) { return at.lookup(v); };
+      if (!at.count(sum.getResult()) ||
+          (where(sum.getResult()) != where(mm.getResult()) &&
+           (staged || !at.count(x) || where(sum.getResult()) != where(x))))
+        continue;
+      sumOfProduct[&op] = sum;
+      folded.insert(sum);
+      // Straight into S: the sum's only reader is the yield, and every
+      // reader of S comes before the product.
+      Value state = body.getArgument(0);
+      if (sum->hasOneUse() && isa<ChunkYieldOp>(*sum->user_begin()) &&
+          llvm::all_of(state.getUsers(), [&](Operation *user) {
+            return user->isBeforeInBlock(&op);
+          })) {
+        sumIntoState = sum;
+        folded.insert(*sum->user_begin());
+      }
+    }
+  }
+
   /// The ops of one kernel: "all" (the chunks in order), "scan" (the chunks
   /// in order, prep values read from the workspace where the prep op
   /// stood, so that their live ranges stay those rec-schedule planned) or
@@ -751,6 +823,7 @@ private:
              << (which == "prep" ? prepOffsets : offsets).lookup(r) << "; // "
              << r.getType() << "\n";
     }
+    planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
     if (which == "prep") {
       // The key-side ops once, then the value-side ones for each value
       // tile (rec-schedule planned shared memory in that order).
@@ -1518,6 +1591,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   bool split = false; // prep and scan kernels (--rec-split-scan)
   std::string emitting; // the kernel bodyText is writing: all, prep or scan
   std::string unsupported; // a chunk op the emitter cannot print
+  // Sums folded into the product before them (planFusedSums), per kernel:
+  // the product -> its sum, and the sums (and yields) not printed at all.
+  llvm::DenseMap<Operation *, ChunkAddOp> sumOfProduct;
+  llvm::DenseSet<Operation *> folded;
+  Operation *sumIntoState = nullptr; // a folded sum written straight to S
 };
 
 } // namespace

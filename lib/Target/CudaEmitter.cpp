@@ -428,6 +428,11 @@ private:
   }
 
   void emitChunkOp(Operation *op, llvm::raw_ostream &os) {
+    if (folded.contains(op)) {
+      os << "    " << opComment(op) << "\n"
+         << "    // (computed by the product above)\n";
+      return;
+    }
     os << "    " << opComment(op) << "\n";
     profiledOps.push_back(opComment(op).substr(3));
     os << "    RKC_PROFILE_BEGIN();\n";
@@ -536,16 +541,33 @@ private:
         .Case([&](ChunkMatmulOp mm) {
           bool t = mm.getTransposeLhs();
           int64_t inner = t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
+          ChunkAddOp sum = sumOfProduct.lookup(mm);
+          std::string out = result();
+          if (sum) {
+            out = sum == sumIntoState ? "S" : tile(sum.getResult());
+            os << "    // with the sum below: " << out << " = A B + "
+               << tile(sum.getLhs() == mm.getResult() ? sum.getRhs()
+                                                      : sum.getLhs())
+               << (sum == sumIntoState ? ", the chunk's new state" : "")
+               << "\n";
+          }
           os << "    rkc::tile::matmul<TensorCores, " << inner << ">("
              << tile(mm.getLhs()) << ", "
              << tile(mm.getRhs()) << ", " << nrows(mm) << ", " << inner
              << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
-             << result();
+             << out;
           int64_t lda = stagedStride(mm.getLhs());
-          if (isa<BlockArgument>(mm.getRhs()))
+          bool rhsIsState = isa<BlockArgument>(mm.getRhs());
+          if (sum) {
+            Value x = sum.getLhs() == mm.getResult() ? sum.getRhs()
+                                                     : sum.getLhs();
+            os << ", " << lda << ", " << (rhsIsState ? "SLD" : "0") << ", "
+               << tile(x) << (sum == sumIntoState ? ", SLD" : "");
+          } else if (rhsIsState) {
             os << ", " << lda << ", SLD";
-          else if (lda)
+          } else if (lda) {
             os << ", " << lda;
+          }
           os << ");\n";
         })
         .Case([&](ChunkOutputOp out) {
@@ -727,6 +749,56 @@ private:
     return text;
   }
 
+  /// Which sums `add(x, matmul(a, b))` the product computes itself, adding
+  /// x as it stores (no pass over the sum and no barrier of its own): the
+  /// product's only reader is the sum, printed in the same kernel and loop;
+  /// x was computed before the product; and the sum lives where the product
+  /// or x does (the planner's in-place sums), so that it overlaps neither a
+  /// nor b. A folded sum that only the chunk's yield reads is stored into S
+  /// itself when nothing after the product reads S (the yield's copy goes).
+  void planFusedSums(Block &body, const llvm::DenseMap<Value, int64_t> &at,
+                     llvm::function_ref<StringRef(Operation &)> phase) {
+    sumOfProduct.clear();
+    folded.clear();
+    sumIntoState = nullptr;
+    for (Operation &op : body) {
+      auto mm = dyn_cast<ChunkMatmulOp>(op);
+      if (!mm || !mm->hasOneUse())
+        continue;
+      auto sum = dyn_cast<ChunkAddOp>(*mm->user_begin());
+      if (!sum || phase(*sum) != phase(op) ||
+          sum->hasAttr("rec.per_value_tile") !=
+              op.hasAttr("rec.per_value_tile") ||
+          sum->hasAttr("rec.to_scan") || op.hasAttr("rec.to_scan"))
+        continue;
+      Value x = sum.getLhs() == mm.getResult() ? sum.getRhs() : sum.getLhs();
+      if (x == mm.getResult() || isa<BlockArgument>(x))
+        continue;
+      // A staged prep value is there from the chunk's start.
+      bool staged = emitting == "scan" && s.stageFloats &&
+                    phase(*x.getDefiningOp()) == "prep";
+      if (!staged && !x.getDefiningOp()->isBeforeInBlock(&op))
+        continue;
+      auto where = [&](Value v) { return at.lookup(v); };
+      if (!at.count(sum.getResult()) ||
+          (where(sum.getResult()) != where(mm.getResult()) &&
+           (staged || !at.count(x) || where(sum.getResult()) != where(x))))
+        continue;
+      sumOfProduct[&op] = sum;
+      folded.insert(sum);
+      // Straight into S: the sum's only reader is the yield, and every
+      // reader of S comes before the product.
+      Value state = body.getArgument(0);
+      if (sum->hasOneUse() && isa<ChunkYieldOp>(*sum->user_begin()) &&
+          llvm::all_of(state.getUsers(), [&](Operation *user) {
+            return user->isBeforeInBlock(&op);
+          })) {
+        sumIntoState = sum;
+        folded.insert(*sum->user_begin());
+      }
+    }
+  }
+
   /// The ops of one kernel: "all" (the chunks in order), "scan" (the chunks
   /// in order, prep values read from the workspace where the prep op
   /// stood, so that their live ranges stay those rec-schedule planned) or
@@ -751,6 +823,7 @@ private:
              << (which == "prep" ? prepOffsets : offsets).lookup(r) << "; // "
              << r.getType() << "\n";
     }
+    planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
     if (which == "prep") {
       // The key-side ops once, then the value-side ones for each value
       // tile (rec-schedule planned shared memory in that order).
@@ -1161,115 +1234,142 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   }
 
   void emitDecodeKernel(llvm::raw_ostream &os) {
-    // The state slice lives in registers: thread (group, c) holds column c
-    // of the value tile at rows group + GROUPS * i. Shared memory (sized by
-    // rec-schedule) holds the sub-step's row vectors and the partial sums of
-    // the two reductions over the key axis (bᵀS and qᵀS).
+    // The state slice lives in registers, split by columns between the
+    // warps: lane (r, c) of warp w holds column w * CW + c of the value tile
+    // at rows r + RL * i. A sum over the key axis (bᵀS, qᵀS) is then a
+    // warp's own shuffle reduction, and the only block-wide barriers of a
+    // token are around the row vectors' loads: every sub-step's vectors are
+    // loaded at once into shared memory (sized by rec-schedule), each
+    // sub-step its own, before the first sub-step runs.
     os << "// Decode: one block per (value tile, value head, sequence); per "
           "new token, the\n// sub-steps of rec.decode in order, the state "
           "slice read and written once and\n// kept in registers in "
-          "between.\n"
-       << "constexpr int GROUPS = THREADS / BV, ROWS = (DK + GROUPS - 1) / "
-          "GROUPS;\n"
-       << "static_assert(THREADS % BV == 0, \"threads must be a multiple of "
-          "the value tile\");\n\n"
-       << "/// Σ_d w[d] S[d, c] over the block: each thread's rows, then the "
-          "groups.\n"
+          "between. Warp w owns CW columns of the value tile, all\n// rows: "
+          "its lane (r, c) holds column w * CW + c at rows r + RL * i, so "
+          "that the\n// sums over the key axis are shuffles within the "
+          "warp.\n"
+       << "constexpr int CW = BV / WARPS, RL = 32 / CW, ROWS = DK / RL;\n"
+       << "static_assert(BV % WARPS == 0 && 32 % CW == 0 && DK % RL == 0,\n"
+       << "              \"the value tile must split into a power-of-two "
+          "number of columns a warp\");\n"
+       << "// A sub-step's vectors in shared memory: gate (its exponential), "
+          "erase_along,\n// read, key, query (DK each), value (BV), strength "
+          "and write strength.\n"
+       << "constexpr int VECTORS = 5 * DK + BV + 2;\n\n"
+       << "/// Σ_d w[d] S[d, c]: the thread's rows, then the lanes of its "
+          "column.\n"
        << "__device__ inline float columnSum(const float (&s)[ROWS], const "
-          "float *w, float *partial,\n"
-       << "                                 float *total, int group, int "
-          "c) {\n"
-       << "  float part = 0.f;\n"
+          "float *w, int r) {\n"
+       << "  float sum = 0.f;\n"
        << "#pragma unroll\n"
-       << "  for (int i = 0; i < ROWS; ++i) {\n"
-       << "    const int d = group + GROUPS * i;\n"
-       << "    if (d < DK)\n      part += w[d] * s[i];\n  }\n"
-       << "  partial[group * BV + c] = part;\n  __syncthreads();\n"
-       << "  if (threadIdx.x < BV) {\n    float sum = 0.f;\n"
-       << "    for (int gr = 0; gr < GROUPS; ++gr)\n"
-       << "      sum += partial[gr * BV + threadIdx.x];\n"
-       << "    total[threadIdx.x] = sum;\n  }\n  __syncthreads();\n"
-       << "  return total[c];\n}\n\n"
+       << "  for (int i = 0; i < ROWS; ++i)\n"
+       << "    sum += w[r + RL * i] * s[i];\n"
+       << "#pragma unroll\n"
+       << "  for (int m = CW; m < 32; m *= 2)\n"
+       << "    sum += __shfl_xor_sync(0xffffffffu, sum, m);\n"
+       << "  return sum;\n}\n\n"
        << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
        << name << "_decode_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
        << "  float *const smem = reinterpret_cast<float *>(smem4);\n"
-       << "  const int warp = threadIdx.x / 32;\n"
+       << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
        << "  const int64_t v0 = blockIdx.x * BV, hv = blockIdx.y, seq = "
           "blockIdx.z;\n"
        << kernelPreamble()
-       << "  const int c = threadIdx.x % BV, group = threadIdx.x / BV;\n"
-       << "  float *const partial = smem;      // GROUPS x BV\n"
-       << "  float *const g = smem + THREADS + BV;\n"
-       << "  float *const x = g + DK, *const b = x + DK, *const k = b + DK, "
-          "*const q = k + DK;\n"
-       << "  float *const v = q + DK, *const scalars = v + BV, *const total "
-          "= partial + THREADS;\n"
+       << "  const int c = warp * CW + lane % CW, r = lane / CW;\n"
        << "  const int64_t base = ((slot * p.value_heads + hv) * DK) * DV + "
           "v0 + c;\n"
        << "  float s[ROWS];\n"
        << "#pragma unroll\n"
-       << "  for (int i = 0; i < ROWS; ++i) {\n"
-       << "    const int d = group + GROUPS * i;\n"
-       << "    s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + "
-          "d * DV] : 0.f;\n  }\n"
-       << "  for (int64_t t = bos; t < eos; ++t) {\n";
+       << "  for (int i = 0; i < ROWS; ++i)\n"
+       << "    s[i] = p.a.initial_state ? p.a.initial_state[base + (r + RL * "
+          "i) * DV] : 0.f;\n";
+    for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
+      std::string n = std::to_string(slot);
+      os << "  float *const gate" << n << " = smem + " << n
+         << " * VECTORS, *const along" << n << " = gate" << n
+         << " + DK, *const at" << n << " = along" << n << " + DK;\n"
+         << "  float *const key" << n << " = at" << n << " + DK, *const query"
+         << n << " = key" << n << " + DK, *const value" << n << " = query"
+         << n << " + DK;\n"
+         << "  float *const strengths" << n << " = value" << n << " + BV;\n";
+    }
+    os << "  for (int64_t t = bos; t < eos; ++t) {\n"
+       << "    // Every sub-step's row vectors, one warp a role (their loads "
+          "in parallel).\n";
+    int role = 0;
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
-      bool channel = sub.gate >= 0 &&
-                     decodePlan.exprs[sub.gate].side == Side::Key;
-      os << "    // Sub-step " << slot << ": S ← Diag(exp g) S - α x (bᵀS) "
-            "+ κ k vᵀ\n"
-         << "    // The row vectors, one warp a role (their loads in "
-            "parallel).\n";
-      int role = 0;
-      auto call = [&](RowRole r, const char *dst) {
+      bool channel =
+          sub.gate >= 0 && decodePlan.exprs[sub.gate].side == Side::Key;
+      auto call = [&](RowRole r, const std::string &dst) {
         if (roleExpr(sub, r) < 0)
           return;
-        os << "    if (warp == " << role++ << " % WARPS)\n"
-           << "      decode_s" << slot << "_" << roleName(r)
-           << "(p, row, t, hv, v0, " << dst << ");\n";
+        os << "    if (warp == " << role++ << " % WARPS)";
+        std::string load = "decode_s" + std::to_string(slot) + "_" +
+                           roleName(r) + "(p, row, t, hv, v0, " + dst + ");";
+        if (r != RowRole::gate) {
+          os << "\n      " << load << "\n";
+          return;
+        }
+        // The lanes that wrote the gate take its exponential: once a token
+        // instead of once a state element.
+        os << " {\n      " << load << "\n"
+           << (channel ? "      for (int i = lane; i < DK; i += 32)\n"
+                         "        " + dst + "[i] = __expf(" + dst + "[i]);\n"
+                       : "      if (lane == 0)\n        " + dst +
+                             "[0] = __expf(" + dst + "[0]);\n")
+           << "    }\n";
       };
-      call(RowRole::gate, "g");
-      call(RowRole::erase_along, "x");
-      call(RowRole::read, "b");
-      call(RowRole::strength, "scalars");
-      call(RowRole::key, "k");
-      call(RowRole::value, "v");
-      call(RowRole::write_strength, "scalars + 1");
-      call(RowRole::query, "q");
-      os << "    __syncthreads();\n";
+      std::string n = std::to_string(slot);
+      call(RowRole::gate, "gate" + n);
+      call(RowRole::erase_along, "along" + n);
+      call(RowRole::read, "at" + n);
+      call(RowRole::strength, "strengths" + n);
+      call(RowRole::key, "key" + n);
+      call(RowRole::value, "value" + n);
+      call(RowRole::write_strength, "strengths" + n + " + 1");
+      call(RowRole::query, "query" + n);
+    }
+    os << "    __syncthreads();\n";
+    for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
+      const SpecPlan::Substep &sub = decodePlan.substeps[slot];
+      bool channel =
+          sub.gate >= 0 && decodePlan.exprs[sub.gate].side == Side::Key;
+      std::string n = std::to_string(slot);
+      os << "    // Sub-step " << slot << ": S ← Diag(exp g) S - α x (bᵀS) "
+            "+ κ k vᵀ\n";
       if (sub.eraseAlong >= 0)
-        os << "    const float u" << slot
-           << " = columnSum(s, b, partial, total, group, c);\n";
+        os << "    const float u" << n << " = columnSum(s, at" << n
+           << ", r);\n";
       os << "#pragma unroll\n"
-         << "    for (int i = 0; i < ROWS; ++i) {\n"
-         << "      const int d = group + GROUPS * i < DK ? group + GROUPS * "
-            "i : 0;\n";
+         << "    for (int i = 0; i < ROWS; ++i) {\n";
+      if (channel || sub.eraseAlong >= 0 || sub.key >= 0)
+        os << "      const int d = r + RL * i;\n";
       if (sub.gate >= 0)
-        os << "      s[i] *= __expf(g[" << (channel ? "d" : "0") << "]);\n";
+        os << "      s[i] *= gate" << n << "[" << (channel ? "d" : "0")
+           << "];\n";
       if (sub.eraseAlong >= 0)
-        os << "      s[i] -= scalars[0] * x[d] * u" << slot << ";\n";
+        os << "      s[i] -= strengths" << n << "[0] * along" << n << "[d] * u"
+           << n << ";\n";
       if (sub.key >= 0)
-        os << "      s[i] += scalars[1] * k[d] * v[c];\n";
+        os << "      s[i] += strengths" << n << "[1] * key" << n
+           << "[d] * value" << n << "[c];\n";
       os << "    }\n";
       if (sub.query >= 0)
-        os << "    {\n      const float o = columnSum(s, q, partial, total, "
-              "group, c);\n"
-           << "      if (threadIdx.x < BV)\n"
+        os << "    {\n      const float o = columnSum(s, query" << n
+           << ", r);\n"
+           << "      if (r == 0)\n"
            << "        store(p.a.o, row * p.a.o.stride[0] + t * "
               "p.a.o.stride[1] + hv * p.a.o.stride[2] + (v0 + c) * "
               "p.a.o.stride[3], o);\n    }\n";
-      // The next sub-step's row loads overwrite the vectors read above.
-      os << "    __syncthreads();\n";
     }
-    os << "  }\n"
+    // The next token's row loads overwrite the vectors read above.
+    os << "    __syncthreads();\n  }\n"
        << "  if (p.a.final_state) {\n"
        << "#pragma unroll\n"
-       << "    for (int i = 0; i < ROWS; ++i) {\n"
-       << "      const int d = group + GROUPS * i;\n"
-       << "      if (d < DK)\n"
-       << "        p.a.final_state[base + d * DV] = s[i];\n    }\n  }\n"
+       << "    for (int i = 0; i < ROWS; ++i)\n"
+       << "      p.a.final_state[base + (r + RL * i) * DV] = s[i];\n  }\n"
        << "}\n";
   }
 
@@ -1491,6 +1591,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   bool split = false; // prep and scan kernels (--rec-split-scan)
   std::string emitting; // the kernel bodyText is writing: all, prep or scan
   std::string unsupported; // a chunk op the emitter cannot print
+  // Sums folded into the product before them (planFusedSums), per kernel:
+  // the product -> its sum, and the sums (and yields) not printed at all.
+  llvm::DenseMap<Operation *, ChunkAddOp> sumOfProduct;
+  llvm::DenseSet<Operation *> folded;
+  Operation *sumIntoState = nullptr; // a folded sum written straight to S
 };
 
 } // namespace

@@ -5,6 +5,14 @@
 // RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin --dk 64 --dv 64 --chunk-size 16 --split-scan 1 > /dev/null
 // RUN: FileCheck %s --input-file=%t/kda.cu
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
+// RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=UNSTAGED --input-file=%t.gdn/gdn.cu
+
+// GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
+// the addend U0 arrives after the product W S, which therefore cannot add it.
+// UNSTAGED: rkc::tile::matmul<TensorCores, 128>(tile15, S, 64, 128, 32, false, tile16, 0, SLD);
+// UNSTAGED: { // from the prep kernel: tile19
+// UNSTAGED: rkc::tile::add(tile16, tile19, 2048, tile20);
 
 // 64 (G's last row) + 7 x 16 x 64 (V, W, U0, Q, A_qk V, A, K) + 16 x 16
 // (A_qa): the value rows the scan reads cross too (keep-rows), so the scan
@@ -62,12 +70,23 @@
 // CHECK: const Crossing<TensorCores> *const tile4 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
 // CHECK: const Crossing<TensorCores> *const tile19 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
 // CHECK-NOT: prefill_s0_value(
-// The inner extent is a template argument: the product's loops unroll.
-// CHECK: rkc::tile::matmul<TensorCores, 64>(tile15, S, 16, 64, 32, false, tile16, 72, SLD);
+// The inner extent is a template argument: the product's loops unroll. The
+// sum after it (its only reader, the staged addend there from the start) is
+// added as the product stores, into the sum's place.
+// CHECK: // with the sum below: tile20 = A B + tile19
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 64>(tile15, S, 16, 64, 32, false, tile20, 72, SLD, tile19);
+// CHECK: rec.chunk.add %16, %19
+// CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
 // CHECK: rkc::tile::decayState(S, 64, 32, tile1, 64, L, tile31, SLD);
-// CHECK: S[(e / BV) * SLD + e % BV] = tile38[e];
+// The last product adds the decayed state and stores the new state into S
+// itself: no yield copy.
+// CHECK: // with the sum below: S = A B + tile35, the chunk's new state
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile36, tile4, 64, 16, 32, true, S, 72, 0, tile35, SLD);
+// CHECK: rec.chunk.yield
+// CHECK-NEXT: // (computed by the product above)
+// CHECK-NOT: = tile38[e];
 // CHECK: rec.chunk.decay_state
 // CHECK: __device__ __forceinline__ void prep(const Params &p) {
 // CHECK: if (t0 >= eos)

@@ -519,16 +519,23 @@ __device__ inline void decayState(const float *s, int rows, int cols,
 /// Inner (when not 0) is k known at compile time: the inner loops unroll,
 /// so a warp's shared-memory loads for later steps issue before earlier
 /// products finish.
-template <bool TensorCores, int Inner = 0, typename TA, typename TB>
+/// addend (dense m x n, or null): out = A B + addend, a sum without a pass
+/// of its own; out may be the addend itself (each element is read, then
+/// written, by one thread). out's rows are `ldo` floats apart (0: dense).
+template <bool TensorCores, int Inner = 0, typename TA, typename TB,
+          typename TD = float>
 __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
                               bool transposeA, float *out, int lda = 0,
-                              int ldb = 0) {
+                              int ldb = 0, const TD *addend = nullptr,
+                              int ldo = 0) {
   if (Inner)
     k = Inner;
   if (!lda)
     lda = transposeA ? m : k;
   if (!ldb)
     ldb = n;
+  if (!ldo)
+    ldo = n;
   if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
     const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const ProductPlan plan(m / 16, n);
@@ -590,9 +597,11 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
         if (j0 + nb * 8 >= jEnd)
           continue;
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
-          out[(i0 + g + (q / 2) * 8) * n + j0 + nb * 8 + 2 * c + q % 2] =
-              acc[nb][q];
+        for (int q = 0; q < 4; ++q) {
+          const int i = i0 + g + (q / 2) * 8, j = j0 + nb * 8 + 2 * c + q % 2;
+          out[i * ldo + j] =
+              acc[nb][q] + (addend ? toFloat(addend[i * n + j]) : 0.f);
+        }
       }
     }
     __syncthreads();
@@ -604,7 +613,7 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
     for (int p = 0; p < k; ++p)
       sum += toFloat(transposeA ? a[p * lda + i] : a[i * lda + p]) *
              toFloat(b[p * ldb + j]);
-    out[e] = sum;
+    out[i * ldo + j] = sum + (addend ? toFloat(addend[e]) : 0.f);
   }
   __syncthreads();
 }

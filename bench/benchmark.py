@@ -778,9 +778,12 @@ def main():
     prefill_shapes = PREFILL_SHAPES[:1] if args.quick else PREFILL_SHAPES
     sweep_ts = [t for t in SWEEP_T if t <= 8192] if args.quick else SWEEP_T
     decode_shapes = DECODE_SHAPES[:1] if args.quick else DECODE_SHAPES
-    if args.warm_fla:   # a child of precompile(): fla's side only
+    if args.warm_fla:   # a child of precompile(): fla's side only, of the
+        # tables measured (the sweep's kernels are the prefill shapes' ones)
         with torch.inference_mode():
-            warm_fla(args.warm_fla, prefill_shapes, decode_shapes)
+            warm_fla(args.warm_fla,
+                     prefill_shapes if {"prefill", "sweep"} & set(sections) else [],
+                     decode_shapes if "decode" in sections else [])
         return
     global rkc_torch, rkc_library, FLUSH
     import rkc_torch as _rkc_torch
@@ -793,8 +796,8 @@ def main():
     started = STARTED = time.time()
     print("compiling %s (d = %s) ..." % (", ".join(specs), dims), file=sys.stderr, flush=True)
     warm_args = [sys.executable, os.path.abspath(__file__), "--rkc", args.rkc,
-                 "--fla", fla_root] + (["--quick"] if args.quick else []) + [
-                 "--warm-fla"]
+                 "--fla", fla_root, "--sections", args.sections] + (
+                 ["--quick"] if args.quick else []) + ["--warm-fla"]
     compile_errors = precompile(specs, dims, python_dir, warm_args)
     print("compiled in %.0f s%s" % (time.time() - started, "".join(
         "; %s: %s" % kv for kv in compile_errors.items())), file=sys.stderr, flush=True)

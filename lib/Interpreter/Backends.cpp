@@ -52,6 +52,10 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
     error = "a 16-bit workspace needs the chunked backend's split form";
     return false;
   }
+  if (backend.bf16Products && backend.backend != "chunked") {
+    error = "bf16 products round the chunked backend's Grams and products";
+    return false;
+  }
   PassManager pm(context);
   if (backend.backend == "chunked")
     rec::buildLowerChunkedPipeline(pm, lowering);
@@ -89,7 +93,8 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   auto lowered = *module->getOps<rec::RecurrenceOp>().begin();
   if (backend.backend == "chunked")
     return runChunked(lowered, inputs, options, outputs, error,
-                      backend.segments, backend.halfWorkspace);
+                      backend.segments,
+                      {backend.halfWorkspace, backend.bf16Products});
   return runDecode(SpecPlan::build(lowered), inputs, options, outputs, error);
 }
 

@@ -28,6 +28,9 @@ struct BackendOptions {
   /// (rec-schedule's rec.half) to bf16 where they cross, as the split
   /// kernels for 16-bit outputs keep them (dk and dv multiples of 32).
   bool halfWorkspace = false;
+  /// chunked: round both operands of every Gram and product to bf16, as
+  /// bf16 tensor cores would take them (float32 sums).
+  bool bf16Products = false;
 };
 
 /// Lowers a copy of `spec` as the backend needs and runs it. All backends

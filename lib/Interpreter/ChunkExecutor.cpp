@@ -46,9 +46,10 @@ double roundToBf16(double x) {
 class ChunkRunner {
 public:
   ChunkRunner(ChunkedOp chunked, const SpecPlan &plan,
-              const ProblemShape &shape, int64_t segments, bool halfWorkspace)
+              const ProblemShape &shape, int64_t segments,
+              ChunkRounding rounding)
       : chunked(chunked), plan(plan), shape(shape), segments(segments),
-        halfWorkspace(halfWorkspace),
+        rounding(rounding),
         m(static_cast<int64_t>(plan.substeps.size())),
         C(chunked.getChunkSize()), L(C * m) {}
 
@@ -100,7 +101,7 @@ private:
           for (int64_t i = 0; i + 1 < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = std::nan("");
-        if (halfWorkspace && op.hasAttr("rec.half"))
+        if (rounding.halfWorkspace && op.hasAttr("rec.half"))
           for (int64_t i = 0; i < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = roundToBf16(t.at(i, j));
@@ -374,6 +375,16 @@ private:
     return T;
   }
 
+  /// A product's operand as it enters the product: rounded to bf16 with
+  /// rounding.bf16Products, as it is.
+  Tile operand(const Tile &t) const {
+    Tile r = t;
+    if (rounding.bf16Products)
+      for (double &x : r.a)
+        x = roundToBf16(x);
+    return r;
+  }
+
   Tile matmul(ChunkMatmulOp op, const Tile &x, const Tile &y) {
     Tile out = makeTile(op.getType());
     bool t = op.getTransposeLhs();
@@ -426,7 +437,8 @@ private:
           .Case([&](ChunkGramOp g) {
             const Tile *dl = g.getLhsDecay() ? &get(g.getLhsDecay()) : nullptr;
             const Tile *dr = g.getRhsDecay() ? &get(g.getRhsDecay()) : nullptr;
-            tiles[g] = gram(g, get(g.getLhs()), get(g.getRhs()), dl, dr);
+            tiles[g] = gram(g, operand(get(g.getLhs())),
+                            operand(get(g.getRhs())), dl, dr);
           })
           .Case([&](ChunkScaleColsOp s) {
             tiles[s] = scaleCols(s, get(s.getMatrix()), get(s.getScale()));
@@ -488,7 +500,8 @@ private:
             tiles[id] = std::move(t);
           })
           .Case([&](ChunkMatmulOp mm) {
-            tiles[mm] = matmul(mm, get(mm.getLhs()), get(mm.getRhs()));
+            tiles[mm] = matmul(mm, operand(get(mm.getLhs())),
+                               operand(get(mm.getRhs())));
           })
           .Case([&](ChunkOutputOp out) {
             const Tile &O = get(out.getOutput());
@@ -512,7 +525,7 @@ private:
   const SpecPlan &plan;
   const ProblemShape &shape;
   const int64_t segments;
-  const bool halfWorkspace;
+  const ChunkRounding rounding;
   const int64_t m, C, L;
   std::vector<RowVectors> rowData;
 };
@@ -521,7 +534,8 @@ private:
 
 bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
                 const RunOptions &options, TensorMap &outputs,
-                std::string &error, int64_t segments, bool halfWorkspace) {
+                std::string &error, int64_t segments,
+                ChunkRounding rounding) {
   auto chunked = dyn_cast<ChunkedOp>(recurrence.getTransition());
   if (!chunked) {
     error = "the chunk executor runs chunk-level IR; lower @" +
@@ -543,7 +557,7 @@ bool runChunked(RecurrenceOp recurrence, const TensorMap &inputs,
         if (!runner)
           runner =
               std::make_unique<ChunkRunner>(chunked, plan, shape, segments,
-                                            halfWorkspace);
+                                            rounding);
         runner->runSequence(seq, h, state, prologue, o);
       });
   if (ok && runner && !runner->error.empty()) {

@@ -394,6 +394,47 @@ TEST(HalfWorkspace, WhatTheRoundingCosts) {
   }
 }
 
+// bf16 tensor cores (m16n8k16, float32 sums) instead of TF32 would round
+// both operands of every Gram and product to bf16, the state included where
+// a product reads it. The float64 executor rounds exactly those operands,
+// alone and with the 16-bit workspace, on realistic 16-bit inputs at the
+// kernels' chunk of 32; the errors measured bound what that lever may cost
+// before any kernel is written (MATH.md's bound for 16-bit outputs: 5e-3).
+TEST(Bf16Products, WhatTheRoundingCosts) {
+  double worst = 0, worstBoth = 0;
+  for (const char *name : kAllSpecs) {
+    LoadedSpec spec(name);
+    RandomShape shape;
+    shape.batch = 1, shape.length = 1000, shape.keyHeads = 1, shape.dk = 64,
+    shape.dv = 64, shape.seed = 501;
+    shape.dtype = DType::BF16;
+    TensorMap inputs = randomInputs(SpecPlan::build(spec.op()), shape, {});
+    TensorMap want = run(spec.op(), "interp", 0, inputs);
+    for (bool half : {false, true}) {
+      BackendOptions b;
+      b.backend = "chunked", b.chunkSize = 32, b.splitScan = true,
+      b.halfWorkspace = half, b.bf16Products = true;
+      TensorMap got;
+      std::string error;
+      ASSERT_TRUE(runBackend(spec.op(), b, inputs, {}, got, error))
+          << name << ": " << error;
+      double largest = 0;
+      for (const char *out : {"o", "final_state"})
+        largest = std::max(largest, relativeError(got.at(out), want.at(out)));
+      std::printf("bf16 products%s: %-16s %.2e\n",
+                  half ? " + 16-bit workspace" : "", name, largest);
+      EXPECT_GT(largest, 1e-4) << name << ": nothing was rounded";
+      (half ? worstBoth : worst) = std::max(half ? worstBoth : worst, largest);
+    }
+  }
+  std::printf("bf16 products: worst %.2e; with the 16-bit workspace %.2e\n",
+              worst, worstBoth);
+  // Measured: 3.2e-3 alone (deltanet), 3.3e-3 with the 16-bit workspace
+  // (kda_prologue); output rounding and float32 sums come on top on the GPU.
+  EXPECT_LT(worst, 4e-3);
+  EXPECT_LT(worstBoth, 4e-3);
+}
+
 TEST(HalfWorkspace, OnlyTheSplitChunkedForm) {
   LoadedSpec spec("kda");
   RandomShape shape;

@@ -115,6 +115,13 @@ cl::opt<bool> halfWorkspace(
              "it so (values the scan only multiplies or adds): its cost in "
              "accuracy, apart from every other rounding"),
     cl::cat(runCategory));
+cl::opt<bool> bf16Products(
+    "bf16-products", cl::sub(runCommand),
+    cl::desc("With --backend chunked: round both operands of every Gram and "
+             "product (the state included) to bf16, as bf16 tensor cores "
+             "would take them, sums exact: its cost in accuracy, apart from "
+             "every other rounding"),
+    cl::cat(runCategory));
 cl::list<std::string> params("param", cl::sub(runCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -177,7 +184,8 @@ int runRun() {
        {std::pair{stateTransfer.getValue(), "--state-transfer"},
         std::pair{splitScan.getValue(), "--split-scan"},
         std::pair{segments.getValue() != 1, "--segments"},
-        std::pair{halfWorkspace.getValue(), "--half-workspace"}})
+        std::pair{halfWorkspace.getValue(), "--half-workspace"},
+        std::pair{bf16Products.getValue(), "--bf16-products"}})
     if (given && backend != "chunked")
       return fail(std::string(flag) +
                   " shapes the chunked backend; it has no meaning with "
@@ -245,6 +253,7 @@ int runRun() {
   backendOptions.splitScan = splitScan;
   backendOptions.segments = segments;
   backendOptions.halfWorkspace = halfWorkspace;
+  backendOptions.bf16Products = bf16Products;
   bool ran = backend == "cuda"
                  ? runCudaBackend(spec.recurrence, inputs, options, outputs,
                                   error, outs())

@@ -282,8 +282,13 @@ int runRun() {
   outs() << "\n  backend  " << backend.getValue();
   if (backend == "chunked")
     outs() << " (chunk " << chunkSize << " tokens)";
-  outs() << (backend == "cuda" ? " (GPU 0, float32 state)" : " (float64)")
-         << format(", %.3f s", seconds) << "\n";
+  outs() << (backend == "cuda" ? " (GPU 0, float32 state)" : " (float64)");
+  // The roundings asked for: the outputs are not float64's then.
+  if (halfWorkspace)
+    outs() << " with the 16-bit workspace's rounding";
+  if (bf16Products)
+    outs() << (halfWorkspace ? " and" : " with") << " bf16 product operands";
+  outs() << format(", %.3f s", seconds) << "\n";
   for (auto &[name, t] : outputs)
     outs() << "  output   " << name << " " << formatShape(t.shape)
            << format("  |x|_F = %.6g", frobenius(t)) << "\n";

@@ -811,19 +811,22 @@ private:
       auto attr = op.getAttrOfType<StringAttr>("rec.phase");
       return attr ? attr.getValue() : StringRef("");
     };
-    // The tiles this kernel computes or receives.
+    planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
+    // The tiles this kernel computes or receives (not a product's whose sum
+    // it computes, nor a sum stored straight into S: nothing names those).
     for (Operation &op : body) {
       bool here = which == "all" || phase(op) == "both" ||
                   phase(op) == which ||
                   (which == "scan" && op.hasAttr("rec.to_scan") &&
                    !s.stageFloats);
+      if (sumOfProduct.count(&op) || &op == sumIntoState)
+        continue;
       for (Value r : op.getResults())
         if (here)
           ks << "  float *const " << tile(r) << " = smem + "
              << (which == "prep" ? prepOffsets : offsets).lookup(r) << "; // "
              << r.getType() << "\n";
     }
-    planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
     if (which == "prep") {
       // The key-side ops once, then the value-side ones for each value
       // tile (rec-schedule planned shared memory in that order).
@@ -956,7 +959,7 @@ private:
        << ", BV = " << s.valueTile << "; // value columns a block\n"
        << "constexpr int SLD = " << s.stateStride
        << "; // floats between rows of the state slice S in shared memory\n"
-       << "constexpr int C = " << C << ", M = " << m
+       << "[[maybe_unused]] constexpr int C = " << C << ", M = " << m
        << ", L = C * M; // tokens, sub-steps a token, rows a chunk\n"
        << "constexpr int THREADS = " << s.threads
        << ", WARPS = THREADS / 32;\n"
@@ -991,7 +994,7 @@ private:
           "p.value_heads + hv) *\n"
        << "         (TensorCores ? WS_HALF_BYTES : WS_FLOATS * 4);\n}\n\n"
        << stageFunction(body)
-       << R"(__device__ inline float load(const rkc_tensor &t, int64_t offset) {
+       << R"([[maybe_unused]] __device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
   case RKC_BF16:
     return __bfloat162float(static_cast<const __nv_bfloat16 *>(t.data)[offset]);
@@ -1110,7 +1113,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  extern __shared__ float4 prefillSmem[];\n"
        << "  float *const smem = reinterpret_cast<float *>(prefillSmem);\n"
        << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
-       << "  (void)lane;\n"
+       << "  (void)warp, (void)lane;\n"
        << "  const int64_t v0 = blockIdx.x * BV, hv = blockIdx.y, seq = "
           "blockIdx.z;\n"
        << kernelPreamble()
@@ -1140,7 +1143,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  extern __shared__ float4 prepSmem[];\n"
          << "  float *const smem = reinterpret_cast<float *>(prepSmem);\n"
          << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
-         << "  (void)lane;\n"
+         << "  (void)warp, (void)lane;\n"
          << "  const int64_t hv = blockIdx.y, seq = blockIdx.z;\n"
          << kernelPreamble()
          << "  const int64_t t0 = bos + (int64_t)blockIdx.x * C;\n"

@@ -147,6 +147,10 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
     Option<"threads", "threads", "int64_t", "256", "Threads a block">,
     Option<"prefetch", "prefetch", "int64_t", "0",
            "1: fetch the next chunk's input rows into L2 during a chunk">,
+    Option<"products", "products", "std::string", "\"tf32\"",
+           "The tensor-core products of the kernels for 16-bit outputs: "
+           "tf32 (m16n8k8, float32 operands) or bf16 (m16n8k16, operands "
+           "rounded to bf16, float32 sums)">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "Shared memory a block may use">
   ];

@@ -38,6 +38,7 @@ struct CudaSchedule {
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
   int64_t stateStride = 0; // floats between rows of S in shared memory
+  bool bf16Products = false; // tensor-core products on bf16 operands
 
   bool read(Operation *op, std::string &error) {
     auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
@@ -62,6 +63,8 @@ struct CudaSchedule {
     workspaceHalfBytes = get("workspace_half_bytes");
     stageHalfBytes = get("stage_half_bytes");
     stateStride = get("state_stride");
+    auto products = dyn_cast_or_null<StringAttr>(dict.get("products"));
+    bf16Products = products && products.getValue() == "bf16";
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
       return false;
@@ -950,7 +953,13 @@ private:
        << ": the prefill (chunked WY/UT) and decode kernels.\n"
        << "// Compile with nvcc -gencode=arch=compute_90a,code=sm_90a; "
           "include paths: this folder and rkc's runtime/include.\n\n"
-       << "#include \"" << name << ".h\"\n#include \"rkc/tile.cuh\"\n\n"
+       << "#include \"" << name << ".h\"\n"
+       << (s.bf16Products
+               ? "// rec-schedule products = bf16: the tensor-core products "
+                 "take bf16 operands\n// (m16n8k16, float32 sums).\n"
+                 "#define RKC_BF16_PRODUCTS 1\n"
+               : "")
+       << "#include \"rkc/tile.cuh\"\n\n"
        << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include "
           "<stdint.h>\n\n"
        << "namespace {\n\n"

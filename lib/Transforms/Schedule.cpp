@@ -330,6 +330,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepSharedBytes)
       extra.push_back(b.getNamedAttr(
           "prep_shared_bytes", b.getI64IntegerAttr(prepSharedBytes)));
+    if (products != "tf32") // named only when not the default
+      extra.push_back(
+          b.getNamedAttr("products", b.getStringAttr(products.getValue())));
     return b.getDictionaryAttr(llvm::to_vector(llvm::concat<const NamedAttribute>(
         extra, ArrayRef<NamedAttribute>{
         b.getNamedAttr("dk", b.getI64IntegerAttr(dk)),
@@ -365,6 +368,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                   Twine(valueTile) + ")");
     if (prefetch != 0 && prefetch != 1)
       return fail("prefetch (" + Twine(prefetch) + ") must be 0 or 1");
+    if (products != "tf32" && products != "bf16")
+      return fail("products must be tf32 or bf16, got '" +
+                  Twine(products.getValue()) + "'");
     module.walk([&](Operation *op) {
       if (auto chunked = dyn_cast<ChunkedOp>(op)) {
         if (chunked.getSubstepsPerToken() > 8) {

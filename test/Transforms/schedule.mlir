@@ -5,6 +5,8 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="value-tile=48" 2>&1 | FileCheck %s --check-prefix=TILE
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="threads=48" 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="prefetch=2" 2>&1 | FileCheck %s --check-prefix=PREFETCH
+// RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="products=fp8" 2>&1 | FileCheck %s --check-prefix=PRODUCTS
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-schedule="products=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
 
 // The block's work and its shared memory: the state slice (64 rows of the
@@ -28,4 +30,7 @@
 // TILE: error: rec-schedule: the value tile (48) must divide dv = 128
 // THREADS: error: rec-schedule: threads (48) must be a multiple of 32 from 64 to 1024
 // PREFETCH: error: rec-schedule: prefetch (2) must be 0 or 1
+// PRODUCTS: error: rec-schedule: products must be tf32 or bf16, got 'fp8'
+// The default (tf32) goes unnamed; bf16 is named for the emitter.
+// BF16: rec.chunked {{.*}}rec.schedule = {{{.*}}products = "bf16"
 // THREADSTILE: error: rec-schedule: threads (64) must be a multiple of the value tile (128)

@@ -93,6 +93,13 @@ cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch the next chunk's input rows "
                                    "into L2 while a chunk runs"),
                           cl::cat(compileCategory));
+cl::opt<std::string> products(
+    "products", cl::sub(compileCommand), cl::init("tf32"),
+    cl::desc("Tensor-core products of the kernels for 16-bit outputs: tf32 "
+             "(default; m16n8k8 on float32 operands) or bf16 (m16n8k16, "
+             "operands rounded to bf16, float32 sums; `rkc run "
+             "--bf16-products` measures what that rounding costs)"),
+    cl::cat(compileCategory));
 cl::opt<int64_t> splitScan("split-scan", cl::sub(compileCommand), cl::init(1),
                            cl::desc("1 (default): a prep kernel runs the "
                                     "state-free part of every chunk at once, "
@@ -205,6 +212,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.valueTile = request.valueTile;
   schedule.threads = request.threads;
   schedule.prefetch = request.prefetch;
+  schedule.products = request.products;
   std::vector<int64_t> candidates = {64, 32, 16, 8};
   if (request.chunkSize)
     candidates = {request.chunkSize};
@@ -366,6 +374,8 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << "  schedule  dk=" << request.dk << " dv=" << request.dv
       << " chunk=" << chosen << " tokens value-tile=" << request.valueTile
       << " threads=" << request.threads << " prefetch=" << request.prefetch
+      << (request.products != "tf32" ? " products=" + request.products
+                                     : std::string())
       << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B, decode "
       << kernels.decodeSharedBytes << " B a block"
@@ -682,6 +692,7 @@ int runCompile() {
   request.valueTile = valueTile;
   request.threads = threads;
   request.prefetch = prefetch;
+  request.products = products;
   request.splitScan = splitScan;
   request.params.assign(params.begin(), params.end());
   request.noFatbin = noFatbin;

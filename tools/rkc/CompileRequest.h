@@ -25,6 +25,9 @@ struct CompileRequest {
   int64_t prefetch = 0; // 1: prefetch the next chunk's input rows into L2
   int64_t splitScan = 1; // 1: a prep kernel over all chunks, then the scan;
                          // 0: one kernel
+  // The tensor-core products of the kernels for 16-bit outputs: "tf32" or
+  // "bf16" (a number format, the same for every variant of a tuned compile).
+  std::string products = "tf32";
   std::vector<std::string> params; // name=value
   bool noFatbin = false;
 };

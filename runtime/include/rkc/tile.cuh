@@ -107,6 +107,37 @@ __device__ inline void mma16x8x8(float c[4], const uint32_t a[4],
                  "r"(b[1]));
 }
 
+// With RKC_BF16_PRODUCTS (rec-schedule products = bf16) the products whose
+// inner extent is a multiple of 16 run mma.sync m16n8k16 on bf16 operands
+// instead: half the instructions and a third of the conversions of TF32's
+// two m16n8k8, at bf16's rounding of each operand (`rkc run
+// --bf16-products` measures its cost). Fragment layout (PTX ISA,
+// mma.m16n8k16 .bf16), two values a register, the lower index in the low
+// half: A a0 (g, 2c..2c+1), a1 (g+8, 2c..2c+1), a2 (g, 2c+8..2c+9),
+// a3 (g+8, 2c+8..2c+9); B b0 (2c..2c+1, g), b1 (2c+8..2c+9, g); C as TF32's.
+// The quads forms map a lane's four inner indices d..d+3 to the slots 2c,
+// 2c+1, 2c+8, 2c+9 of both operands (a relabelling of the inner axis).
+#ifndef RKC_BF16_PRODUCTS
+#define RKC_BF16_PRODUCTS 0
+#endif
+constexpr bool kBf16Products = RKC_BF16_PRODUCTS;
+
+/// Two floats rounded to bf16 in one register, `lo` in the low half.
+__device__ inline uint32_t bf16x2(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t *>(&v);
+}
+
+__device__ inline void mma16x8x16(float c[4], const uint32_t a[4],
+                                  const uint32_t b[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]));
+}
+
 //===----------------------------------------------------------------------===//
 // Asynchronous copies (cp.async, 16 bytes): the scan stages the next chunk's
 // workspace while it runs this one
@@ -285,6 +316,8 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
       }
       const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y), tf32(hi.y)};
       const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w), tf32(hi.w)};
+      const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
+                              bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
 #pragma unroll
       for (int nb = 0; nb < 4; ++nb) {
         const int jb = j0 + nb * 8;
@@ -294,6 +327,11 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
         float4 v = load4(r + j * inner + d);
         if (channel)
           v = scaled(v, x, load4(dr + rRows.real(j) * decayCols + d));
+        if (kBf16Products) {
+          const uint32_t bb[2] = {bf16x2(v.x, v.y), bf16x2(v.z, v.w)};
+          mma16x8x16(acc[nb], ab, bb);
+          continue;
+        }
         const uint32_t b1[2] = {tf32(v.x), tf32(v.y)};
         const uint32_t b2[2] = {tf32(v.z), tf32(v.w)};
         mma16x8x8(acc[nb], a1, b1);
@@ -559,17 +597,50 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
                                   tf32(hi.y)};
           const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w),
                                   tf32(hi.w)};
+          const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
+                                  bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
 #pragma unroll
           for (int nb = 0; nb < 4; ++nb) {
             if (j0 + nb * 8 >= jEnd)
               continue;
             const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
+            if (kBf16Products) {
+              const uint32_t bb[2] = {
+                  bf16x2(toFloat(col[0]), toFloat(col[ldb])),
+                  bf16x2(toFloat(col[2 * ldb]), toFloat(col[3 * ldb]))};
+              mma16x8x16(acc[nb], ab, bb);
+              continue;
+            }
             const uint32_t b1[2] = {tf32(toFloat(col[0])),
                                     tf32(toFloat(col[ldb]))};
             const uint32_t b2[2] = {tf32(toFloat(col[2 * ldb])),
                                     tf32(toFloat(col[3 * ldb]))};
             mma16x8x8(acc[nb], a1, b1);
             mma16x8x8(acc[nb], a2, b2);
+          }
+        }
+      } else if (kBf16Products && k % 16 == 0) {
+        auto A = [&](int i, int p) {
+          return toFloat(transposeA ? a[p * lda + i] : a[i * lda + p]);
+        };
+#pragma unroll
+        for (int p = 0; p < k; p += 16) {
+          uint32_t af[4];
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const int i = i0 + g + (q % 2) * 8, pp = p + 2 * c + (q / 2) * 8;
+            af[q] = bf16x2(A(i, pp), A(i, pp + 1));
+          }
+#pragma unroll
+          for (int nb = 0; nb < 4; ++nb) {
+            const int j = j0 + nb * 8 + g;
+            if (j0 + nb * 8 >= jEnd)
+              continue;
+            const TB *col = b + (p + 2 * c) * ldb + j;
+            const uint32_t bf[2] = {
+                bf16x2(toFloat(col[0]), toFloat(col[ldb])),
+                bf16x2(toFloat(col[8 * ldb]), toFloat(col[9 * ldb]))};
+            mma16x8x16(acc[nb], af, bf);
           }
         }
       } else {

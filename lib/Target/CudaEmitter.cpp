@@ -1115,8 +1115,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     os << "// One block per (value tile, value head, sequence); the chunks "
           "of the\n// sequence run in order, carrying the state slice "
           "S (DK x BV) in shared memory.\n"
-       << "// TensorCores: the chunk products on TF32 tensor cores (the "
-          "kernel for 16-bit\n// outputs); otherwise float32 CUDA cores.\n"
+       << "// TensorCores: the chunk products on "
+       << (s.bf16Products ? "bf16" : "TF32")
+       << " tensor cores (the kernel for 16-bit\n// outputs); otherwise "
+          "float32 CUDA cores.\n"
        << "template <bool TensorCores>\n"
        << "__device__ __forceinline__ void prefill(const Params &p) {\n"
        << "  extern __shared__ float4 prefillSmem[];\n"

@@ -559,7 +559,11 @@ int compileTuned(rec::RecurrenceOp specOp, const CompileRequest &request,
     if (measured != measuredCode.end() &&
         measured->second != codeHash(v.kernels))
       note(v.dispatch.symbol + " was measured on code that this rkc "
-           "generates differently: re-run rkc tune to measure it again");
+           "generates differently" +
+           (request.products != "tf32"
+                ? ": `rkc tune` measures tf32 products, not --products " +
+                      request.products
+                : ": re-run rkc tune to measure it again"));
     ++i;
   }
   if (variants.size() == 1)

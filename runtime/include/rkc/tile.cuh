@@ -60,7 +60,8 @@ struct Rows {
 };
 
 //===----------------------------------------------------------------------===//
-// Tensor cores: mma.sync m16n8k8 on TF32 operands, float32 accumulation
+// Tensor cores: mma.sync m16n8k8 on TF32 operands (or m16n8k16 on bf16 ones,
+// RKC_BF16_PRODUCTS, below), float32 accumulation
 //===----------------------------------------------------------------------===//
 //
 // Fragment layout (PTX ISA, mma.m16n8k8 .tf32), with g = lane / 4 and
@@ -391,7 +392,8 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
 /// keeps rj < ri (strict) or rj ≤ ri; zero elsewhere. Without decay tiles
 /// (dl == nullptr) there is no exponential; with one column of decay the
 /// weight is one scalar per pair. The mask is applied before the exp.
-/// TensorCores: TF32 products (the kernels for 16-bit inputs).
+/// TensorCores: TF32 products, bf16 with RKC_BF16_PRODUCTS (the kernels for
+/// 16-bit inputs).
 template <bool TensorCores>
 __device__ inline void gram(const float *l, Rows lRows, const float *r,
                             Rows rRows, int inner, const float *dl,
@@ -552,7 +554,8 @@ __device__ inline void decayState(const float *s, int rows, int cols,
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
 /// A's rows are `lda` floats apart, B's `ldb` (0: dense); a stride ≡ 8
 /// (mod 32) puts the rows a fragment load touches in distinct banks.
-/// TensorCores: TF32 products, one warp per 16-row block of out and 8, 16
+/// TensorCores: TF32 products (bf16 with RKC_BF16_PRODUCTS where k is a
+/// multiple of 16), one warp per 16-row block of out and 8, 16
 /// or 32 of its columns (ProductPlan).
 /// Inner (when not 0) is k known at compile time: the inner loops unroll,
 /// so a warp's shared-memory loads for later steps issue before earlier

@@ -8,6 +8,7 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="products=fp8" 2>&1 | FileCheck %s --check-prefix=PRODUCTS
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-schedule="products=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
+// RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 
 // The block's work and its shared memory: the state slice (64 rows of the
 // 32-column value tile, 40 floats apart so that tensor-core fragment loads
@@ -33,4 +34,5 @@
 // PRODUCTS: error: rec-schedule: products must be tf32 or bf16, got 'fp8'
 // The default (tf32) goes unnamed; bf16 is named for the emitter.
 // BF16: rec.chunked {{.*}}rec.schedule = {{{.*}}products = "bf16"
+// OUTPHASE: error: rec-schedule: the out phase (rec-split-scan out-phase) has no kernels to schedule
 // THREADSTILE: error: rec-schedule: threads (64) must be a multiple of the value tile (128)

@@ -1285,8 +1285,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "blockIdx.z;\n"
        << kernelPreamble()
        << "  const int c = threadIdx.x % BV, group = threadIdx.x / BV;\n"
+       << "  (void)lane;\n"
        << "  float *const partials = smem; // two buffers of GROUPS x BV\n"
-       << "  int sums = 0; // reductions so far: which buffer is next\n"
+       << "  unsigned sums = 0; // reductions so far: which buffer is next\n"
        << "  const int64_t base = ((slot * p.value_heads + hv) * DK) * DV + "
           "v0 + c;\n"
        << "  float s[ROWS];\n"
@@ -1345,7 +1346,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     os << "    __syncthreads();\n";
     auto sum = [&](const std::string &w) {
       return "columnSum(s, " + w +
-             ", partials + (sums++ % 2) * THREADS, group, c)";
+             ", partials + (sums++ & 1u) * THREADS, group, c)";
     };
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];

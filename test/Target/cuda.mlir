@@ -50,14 +50,14 @@
 // EDA: decode_s1_query(p, row, t, hv, v0, query1);
 // EDA-NEXT: __syncthreads();
 // EDA-NEXT: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
-// EDA-NEXT: const float u0 = columnSum(s, at0, partials + (sums++ % 2) * THREADS, group, c);
+// EDA-NEXT: const float u0 = columnSum(s, at0, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NOT: __syncthreads
 // EDA-NOT: s[i] += strengths0[1]
 // EDA: // Sub-step 1:
-// EDA-NEXT: const float u1 = columnSum(s, at1, partials + (sums++ % 2) * THREADS, group, c);
+// EDA-NEXT: const float u1 = columnSum(s, at1, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NOT: __syncthreads
 // EDA: s[i] += strengths1[1] * key1[d] * value1[c];
-// EDA: const float o = columnSum(s, query1, partials + (sums++ % 2) * THREADS, group, c);
+// EDA: const float o = columnSum(s, query1, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NEXT: if (group == 0)
 // EDA: __syncthreads();
 // EDA: p.a.final_state[base + d * DV] = s[i];

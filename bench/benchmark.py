@@ -229,9 +229,14 @@ def prefill_route(spec, x, aux):
                     "chunk_linear_attn", lambda: f(q, k, v, normalize=False, **fs))
     if spec == "comba":
         f = fla_op("fla.ops.comba", "chunk_comba")
+        # fla's chunk kernel reads p at the state before the token's decay
+        # (its Gram and W use the exclusive cumulative gate, g0); MATH.md's
+        # comba reads the decayed state, which is reading exp(g)·p before it.
+        p_fla = (torch.exp(x["g"])[..., None] * x["p"].float()).to(BF16)
         return Case(inputs, lambda: rkc_torch.chunk_comba(
             q, k, v, x["p"], x["g"], x["beta"], **fs), "chunk_comba",
-            lambda: f(q, k, v, x["p"], x["g"], x["beta"], **fs))
+            lambda: f(q, k, v, p_fla, x["g"], x["beta"], **fs),
+            note="p' = exp(g)·p rounded to bf16 for fla")
     if spec == "dplr":
         f = fla_op("fla.ops.generalized_delta_rule", "chunk_dplr_delta_rule")
         # Ours: a writes, b reads; fla's a reads, its b writes.

@@ -319,8 +319,12 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
            "float64 step of MATH.md's recurrence and have no fla timing.", ""]
 
     md += ["## How each spec meets fla", "",
-           "- kda, gdn, deltanet, comba, deltaproduct (n = %d): fla's chunk kernel of the "
+           "- kda, gdn, deltanet, deltaproduct (n = %d): fla's chunk kernel of the "
            "same recurrence, argument for argument." % PRODUCT_N,
+           "- comba: fla's `chunk_comba` reads p at the state before the token's "
+           "decay (its Gram and W use the exclusive cumulative gate), MATH.md's "
+           "comba after it (as fla's own naive_recurrent_comba does); fla gets "
+           "p' = exp(g)·p, the same read, rounded to bf16.",
            "- linear_attention: `chunk_linear_attn(..., normalize=False)` (no "
            "denominator: S += k vᵀ, o = Sᵀ(scale q)).",
            "- gdn2: fla's `chunk_gdn2` takes an erase gate b and forms a = b⊙k; "

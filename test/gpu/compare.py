@@ -7,8 +7,8 @@ triton's do_bench, medians). For A/B work on kernels and schedules; the
 comparison with flash-linear-attention is bench/benchmark.py.
 
   python3 test/gpu/compare.py --spec kda --shape 1,8192,32 \\
-      --variant 'main=.devbin/rkc-main --split-scan 1' \\
-      --variant 'next=.devbin/rkc-next --split-scan 1 --threads 512'
+      --variant 'main=.devbin/rkc-main' \\
+      --variant 'next=.devbin/rkc-next --threads 512'
 """
 import argparse
 import os

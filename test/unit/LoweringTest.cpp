@@ -360,18 +360,25 @@ namespace {
 // rows, exact in bf16), no larger at T = 4000 than at 200: under MATH.md's
 // 5e-3 for 16-bit outputs, with TF32 products still to come on the GPU. It
 // is not nothing either: the rounding happens.
+/// A rounding study's inputs: realistic 16-bit inputs (as the kernels for
+/// 16-bit outputs get them: the rows that cross are then exact in bf16, and
+/// what is measured is the rounding of computed values), T = 1000, d = 64;
+/// and the interpreter's float64 outputs on them.
+void bf16Study(LoadedSpec &spec, uint64_t seed, TensorMap &inputs,
+               TensorMap &want) {
+  RandomShape shape;
+  shape.batch = 1, shape.length = 1000, shape.keyHeads = 1, shape.dk = 64,
+  shape.dv = 64, shape.seed = seed;
+  shape.dtype = DType::BF16;
+  inputs = randomInputs(SpecPlan::build(spec.op()), shape, {});
+  want = run(spec.op(), "interp", 0, inputs);
+}
+
 TEST(HalfWorkspace, WhatTheRoundingCosts) {
   for (const char *name : kAllSpecs) {
     LoadedSpec spec(name);
-    RandomShape shape;
-    shape.batch = 1, shape.length = 1000, shape.keyHeads = 1, shape.dk = 64,
-    shape.dv = 64, shape.seed = 500;
-    // 16-bit inputs, as the kernels for 16-bit outputs get: the rows that
-    // cross are then exact in bf16, and what is measured is the rounding of
-    // computed values.
-    shape.dtype = DType::BF16;
-    TensorMap inputs = randomInputs(SpecPlan::build(spec.op()), shape, {});
-    TensorMap want = run(spec.op(), "interp", 0, inputs);
+    TensorMap inputs, want;
+    bf16Study(spec, 500, inputs, want);
     BackendOptions b;
     b.backend = "chunked", b.chunkSize = 16, b.splitScan = true,
     b.halfWorkspace = true;
@@ -404,12 +411,8 @@ TEST(Bf16Products, WhatTheRoundingCosts) {
   double worst = 0, worstBoth = 0;
   for (const char *name : kAllSpecs) {
     LoadedSpec spec(name);
-    RandomShape shape;
-    shape.batch = 1, shape.length = 1000, shape.keyHeads = 1, shape.dk = 64,
-    shape.dv = 64, shape.seed = 501;
-    shape.dtype = DType::BF16;
-    TensorMap inputs = randomInputs(SpecPlan::build(spec.op()), shape, {});
-    TensorMap want = run(spec.op(), "interp", 0, inputs);
+    TensorMap inputs, want;
+    bf16Study(spec, 501, inputs, want);
     for (bool half : {false, true}) {
       BackendOptions b;
       b.backend = "chunked", b.chunkSize = 32, b.splitScan = true,

@@ -6,6 +6,7 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="threads=48" 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="prefetch=2" 2>&1 | FileCheck %s --check-prefix=PREFETCH
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
+// RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 
 // The block's work and its shared memory: the state slice (64 rows of the
 // 32-column value tile, 40 floats apart so that tensor-core fragment loads
@@ -29,4 +30,5 @@
 // TILE: error: rec-schedule: the value tile (48) must divide dv = 128
 // THREADS: error: rec-schedule: threads (48) must be a multiple of 32 from 64 to 1024
 // PREFETCH: error: rec-schedule: prefetch (2) must be 0 or 1
+// OUTPHASE: error: rec-schedule: the out phase (rec-split-scan out-phase) has no kernels to schedule
 // THREADSTILE: error: rec-schedule: threads (64) must be a multiple of the value tile (128)

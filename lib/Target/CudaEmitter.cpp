@@ -1249,9 +1249,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   void emitDecodeKernel(llvm::raw_ostream &os) {
     // The state slice lives in registers: thread (group, c) holds column c
-    // of the value tile at rows group + GROUPS * i. Shared memory (sized by
-    // rec-schedule) holds the sub-step's row vectors and the partial sums of
-    // the two reductions over the key axis (bᵀS and qᵀS).
+    // of the value tile at rows group + GROUPS * i, so that a warp's loads
+    // and stores of S are whole 128-byte rows. Shared memory (sized by
+    // rec-schedule) holds every sub-step's row vectors, all loaded before
+    // the token's first sub-step (one barrier), and two buffers of partial
+    // sums that the reductions over the key axis (bᵀS, qᵀS) take in turn,
+    // one barrier each.
     os << "// Decode: one block per (value tile, value head, sequence); per "
           "new token, the\n// sub-steps of rec.decode in order, the state "
           "slice read and written once and\n// kept in registers in "
@@ -1259,39 +1262,43 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "constexpr int GROUPS = THREADS / BV, ROWS = (DK + GROUPS - 1) / "
           "GROUPS;\n"
        << "static_assert(THREADS % BV == 0, \"threads must be a multiple of "
-          "the value tile\");\n\n"
+          "the value tile\");\n"
+       << "// A sub-step's vectors in shared memory: gate (its exponential), "
+          "erase_along,\n// read, key, query (DK each), value (BV), strength "
+          "and write strength.\n"
+       << "constexpr int VECTORS = 5 * DK + BV + 2;\n\n"
        << "/// Σ_d w[d] S[d, c] over the block: each thread's rows, then the "
-          "groups.\n"
+          "groups' partial\n/// sums, which every thread adds itself. "
+          "`partial` (GROUPS x BV) alternates between\n/// two buffers from "
+          "one sum to the next, so one barrier suffices: a thread writes\n"
+          "/// a buffer again only after the next sum's barrier, which every "
+          "thread reaches\n/// after reading this one.\n"
        << "__device__ inline float columnSum(const float (&s)[ROWS], const "
           "float *w, float *partial,\n"
-       << "                                 float *total, int group, int "
-          "c) {\n"
+       << "                                 int group, int c) {\n"
        << "  float part = 0.f;\n"
        << "#pragma unroll\n"
        << "  for (int i = 0; i < ROWS; ++i) {\n"
        << "    const int d = group + GROUPS * i;\n"
        << "    if (d < DK)\n      part += w[d] * s[i];\n  }\n"
        << "  partial[group * BV + c] = part;\n  __syncthreads();\n"
-       << "  if (threadIdx.x < BV) {\n    float sum = 0.f;\n"
-       << "    for (int gr = 0; gr < GROUPS; ++gr)\n"
-       << "      sum += partial[gr * BV + threadIdx.x];\n"
-       << "    total[threadIdx.x] = sum;\n  }\n  __syncthreads();\n"
-       << "  return total[c];\n}\n\n"
+       << "  float sum = 0.f;\n"
+       << "#pragma unroll\n"
+       << "  for (int gr = 0; gr < GROUPS; ++gr)\n"
+       << "    sum += partial[gr * BV + c];\n"
+       << "  return sum;\n}\n\n"
        << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
        << name << "_decode_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
        << "  float *const smem = reinterpret_cast<float *>(smem4);\n"
-       << "  const int warp = threadIdx.x / 32;\n"
+       << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
        << "  const int64_t v0 = blockIdx.x * BV, hv = blockIdx.y, seq = "
           "blockIdx.z;\n"
        << kernelPreamble()
        << "  const int c = threadIdx.x % BV, group = threadIdx.x / BV;\n"
-       << "  float *const partial = smem;      // GROUPS x BV\n"
-       << "  float *const g = smem + THREADS + BV;\n"
-       << "  float *const x = g + DK, *const b = x + DK, *const k = b + DK, "
-          "*const q = k + DK;\n"
-       << "  float *const v = q + DK, *const scalars = v + BV, *const total "
-          "= partial + THREADS;\n"
+       << "  (void)lane;\n"
+       << "  float *const partials = smem; // two buffers of GROUPS x BV\n"
+       << "  unsigned sums = 0; // reductions so far: which buffer is next\n"
        << "  const int64_t base = ((slot * p.value_heads + hv) * DK) * DV + "
           "v0 + c;\n"
        << "  float s[ROWS];\n"
@@ -1299,58 +1306,91 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  for (int i = 0; i < ROWS; ++i) {\n"
        << "    const int d = group + GROUPS * i;\n"
        << "    s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + "
-          "d * DV] : 0.f;\n  }\n"
-       << "  for (int64_t t = bos; t < eos; ++t) {\n";
+          "d * DV] : 0.f;\n  }\n";
+    for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
+      std::string n = std::to_string(slot);
+      os << "  float *const gate" << n << " = smem + 2 * THREADS + " << n
+         << " * VECTORS, *const along" << n << " = gate" << n
+         << " + DK, *const at" << n << " = along" << n << " + DK;\n"
+         << "  float *const key" << n << " = at" << n << " + DK, *const query"
+         << n << " = key" << n << " + DK, *const value" << n << " = query"
+         << n << " + DK;\n"
+         << "  float *const strengths" << n << " = value" << n << " + BV;\n";
+    }
+    os << "  for (int64_t t = bos; t < eos; ++t) {\n"
+       << "    // Every sub-step's row vectors, one warp a role (their loads "
+          "in parallel).\n";
+    int role = 0;
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
-      bool channel = sub.gate >= 0 &&
-                     decodePlan.exprs[sub.gate].side == Side::Key;
-      os << "    // Sub-step " << slot << ": S ← Diag(exp g) S - α x (bᵀS) "
-            "+ κ k vᵀ\n"
-         << "    // The row vectors, one warp a role (their loads in "
-            "parallel).\n";
-      int role = 0;
-      auto call = [&](RowRole r, const char *dst) {
+      bool channel =
+          sub.gate >= 0 && decodePlan.exprs[sub.gate].side == Side::Key;
+      auto call = [&](RowRole r, const std::string &dst) {
         if (roleExpr(sub, r) < 0)
           return;
-        os << "    if (warp == " << role++ << " % WARPS)\n"
-           << "      decode_s" << slot << "_" << roleName(r)
-           << "(p, row, t, hv, v0, " << dst << ");\n";
+        os << "    if (warp == " << role++ << " % WARPS)";
+        std::string load = "decode_s" + std::to_string(slot) + "_" +
+                           roleName(r) + "(p, row, t, hv, v0, " + dst + ");";
+        if (r != RowRole::gate) {
+          os << "\n      " << load << "\n";
+          return;
+        }
+        // The lanes that wrote the gate take its exponential: once a token
+        // instead of once a state element.
+        os << " {\n      " << load << "\n"
+           << (channel ? "      for (int i = lane; i < DK; i += 32)\n"
+                         "        " + dst + "[i] = __expf(" + dst + "[i]);\n"
+                       : "      if (lane == 0)\n        " + dst +
+                             "[0] = __expf(" + dst + "[0]);\n")
+           << "    }\n";
       };
-      call(RowRole::gate, "g");
-      call(RowRole::erase_along, "x");
-      call(RowRole::read, "b");
-      call(RowRole::strength, "scalars");
-      call(RowRole::key, "k");
-      call(RowRole::value, "v");
-      call(RowRole::write_strength, "scalars + 1");
-      call(RowRole::query, "q");
-      os << "    __syncthreads();\n";
+      std::string n = std::to_string(slot);
+      call(RowRole::gate, "gate" + n);
+      call(RowRole::erase_along, "along" + n);
+      call(RowRole::read, "at" + n);
+      call(RowRole::strength, "strengths" + n);
+      call(RowRole::key, "key" + n);
+      call(RowRole::value, "value" + n);
+      call(RowRole::write_strength, "strengths" + n + " + 1");
+      call(RowRole::query, "query" + n);
+    }
+    os << "    __syncthreads();\n";
+    auto sum = [&](const std::string &w) {
+      return "columnSum(s, " + w +
+             ", partials + (sums++ & 1u) * THREADS, group, c)";
+    };
+    for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
+      const SpecPlan::Substep &sub = decodePlan.substeps[slot];
+      bool channel =
+          sub.gate >= 0 && decodePlan.exprs[sub.gate].side == Side::Key;
+      std::string n = std::to_string(slot);
+      os << "    // Sub-step " << slot << ": S ← Diag(exp g) S - α x (bᵀS) "
+            "+ κ k vᵀ\n";
       if (sub.eraseAlong >= 0)
-        os << "    const float u" << slot
-           << " = columnSum(s, b, partial, total, group, c);\n";
+        os << "    const float u" << n << " = " << sum("at" + n) << ";\n";
       os << "#pragma unroll\n"
          << "    for (int i = 0; i < ROWS; ++i) {\n"
          << "      const int d = group + GROUPS * i < DK ? group + GROUPS * "
             "i : 0;\n";
       if (sub.gate >= 0)
-        os << "      s[i] *= __expf(g[" << (channel ? "d" : "0") << "]);\n";
+        os << "      s[i] *= gate" << n << "[" << (channel ? "d" : "0")
+           << "];\n";
       if (sub.eraseAlong >= 0)
-        os << "      s[i] -= scalars[0] * x[d] * u" << slot << ";\n";
+        os << "      s[i] -= strengths" << n << "[0] * along" << n
+           << "[d] * u" << n << ";\n";
       if (sub.key >= 0)
-        os << "      s[i] += scalars[1] * k[d] * v[c];\n";
+        os << "      s[i] += strengths" << n << "[1] * key" << n
+           << "[d] * value" << n << "[c];\n";
       os << "    }\n";
       if (sub.query >= 0)
-        os << "    {\n      const float o = columnSum(s, q, partial, total, "
-              "group, c);\n"
-           << "      if (threadIdx.x < BV)\n"
+        os << "    {\n      const float o = " << sum("query" + n) << ";\n"
+           << "      if (group == 0)\n"
            << "        store(p.a.o, row * p.a.o.stride[0] + t * "
               "p.a.o.stride[1] + hv * p.a.o.stride[2] + (v0 + c) * "
               "p.a.o.stride[3], o);\n    }\n";
-      // The next sub-step's row loads overwrite the vectors read above.
-      os << "    __syncthreads();\n";
     }
-    os << "  }\n"
+    // The next token's row loads overwrite the vectors read above.
+    os << "    __syncthreads();\n  }\n"
        << "  if (p.a.final_state) {\n"
        << "#pragma unroll\n"
        << "    for (int i = 0; i < ROWS; ++i) {\n"

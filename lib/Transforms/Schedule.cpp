@@ -403,10 +403,14 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         chunked->setAttr("rec.schedule",
                          schedule(bytes, planWorkspace(chunked), prepFloats * 4));
       } else if (auto decode = dyn_cast<DecodeOp>(op)) {
-        // The state slice is in registers; shared memory holds the
-        // reductions' partial sums and totals (threads + value-tile floats)
-        // and a sub-step's row vectors: see the decode kernel.
-        int64_t floats = threads + valueTile + 5 * dk + 2 * valueTile + 4;
+        // The state slice is in registers; shared memory holds two buffers
+        // of the reductions' partial sums (threads floats each) and every
+        // sub-step's row vectors (five of dk, one of the value tile, two
+        // scalars), all loaded before the token's first sub-step: see the
+        // decode kernel.
+        int64_t substeps = llvm::range_size(
+            decode.getBody().front().getOps<SubstepOp>());
+        int64_t floats = 2 * threads + substeps * (5 * dk + valueTile + 2);
         stagedFloats = stateStride = workspaceHalfBytes = stageHalfBytes = 0;
         decode->setAttr("rec.schedule",
                         schedule(floats * 4, 0, 0, "f32, registers"));

@@ -40,18 +40,29 @@
 // EDA-NEXT: prefill<false>(p);
 // EDA: rkc_eda_prefill_kernel_tc(const Params p) {
 // EDA-NEXT: prefill<true>(p);
-// The decode kernel keeps its state slice in registers; the erase
-// sub-step reads bᵀS and writes nothing, the delta sub-step reads and
-// writes, and the read qᵀS comes after it.
+// The decode kernel keeps its state slice in registers. Both sub-steps'
+// row vectors load before the first runs (one barrier); each sum over the
+// key axis takes one barrier, its partial sums alternating between two
+// buffers. The erase sub-step reads bᵀS and writes nothing, the delta
+// sub-step reads and writes, and the read qᵀS comes after it.
 // EDA: rkc_eda_decode_kernel(const Params p) {
 // EDA: float s[ROWS];
-// EDA: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
-// EDA: const float u0 = columnSum(s, b, partial, total, group, c);
-// EDA-NOT: s[i] += scalars[1] * k[d] * v[c];
+// EDA: decode_s0_gate(p, row, t, hv, v0, gate0);
+// EDA-NEXT: for (int i = lane; i < DK; i += 32)
+// EDA-NEXT: gate0[i] = __expf(gate0[i]);
+// EDA: decode_s1_query(p, row, t, hv, v0, query1);
+// EDA-NEXT: __syncthreads();
+// EDA-NEXT: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
+// EDA-NEXT: const float u0 = columnSum(s, at0, partials + (sums++ & 1u) * THREADS, group, c);
+// EDA-NOT: __syncthreads
+// EDA-NOT: s[i] += strengths0[1]
 // EDA: // Sub-step 1:
-// EDA: const float u1 = columnSum(s, b, partial, total, group, c);
-// EDA: s[i] += scalars[1] * k[d] * v[c];
-// EDA: const float o = columnSum(s, q, partial, total, group, c);
+// EDA-NEXT: const float u1 = columnSum(s, at1, partials + (sums++ & 1u) * THREADS, group, c);
+// EDA-NOT: __syncthreads
+// EDA: s[i] += strengths1[1] * key1[d] * value1[c];
+// EDA: const float o = columnSum(s, query1, partials + (sums++ & 1u) * THREADS, group, c);
+// EDA-NEXT: if (group == 0)
+// EDA: __syncthreads();
 // EDA: p.a.final_state[base + d * DV] = s[i];
 
 // HEADER: typedef struct rkc_eda_args {

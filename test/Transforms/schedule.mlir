@@ -22,9 +22,10 @@
 // CHECK: %[[WS:[0-9]+]] = rec.chunk.matmul %{{[0-9]+}}, %arg0 {rec.smem_offset = [[AT:[0-9]+]] : i64}
 // CHECK: rec.chunk.add %[[WS]], %{{[0-9]+}} {rec.smem_offset = [[AT]] : i64}
 
-// Decode keeps the state in registers: shared memory holds the partial sums
-// and totals (256 + 32 floats), a sub-step's rows (5 x 128 + 2 x 32) and 4 scalars.
-// DECODE: rec.decode tokens(1) attributes {rec.schedule = {dk = 128 : i64, dv = 128 : i64, {{.*}}shared_bytes = 3984 : i64, state = "f32, registers"
+// Decode keeps the state in registers: shared memory holds two buffers of
+// partial sums (2 x 256 floats) and each sub-step's rows (KDA has one:
+// 5 x 128 + 32) and its 2 scalars.
+// DECODE: rec.decode tokens(1) attributes {rec.schedule = {dk = 128 : i64, dv = 128 : i64, {{.*}}shared_bytes = 4744 : i64, state = "f32, registers"
 
 // TOOBIG: error: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 256, value tile 32); the limit is 232448: lower chunk-size or value-tile
 // DK: error: rec-schedule: dk = 100 and dv = 128 must be multiples of 32 from 32 to 256

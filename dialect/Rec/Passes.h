@@ -23,6 +23,9 @@ struct LoweringOptions {
   bool splitScan = false;
   /// With splitScan: rows the scan reads cross from the prep (keep-rows).
   bool keepRows = false;
+  /// With splitScan: what only the output needs runs after the scan, every
+  /// chunk at once (out-phase).
+  bool outPhase = false;
 };
 
 /// normalize, interleave, chunk.

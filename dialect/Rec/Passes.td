@@ -101,7 +101,12 @@ def RecSplitScan : Pass<"rec-split-scan", "::mlir::ModuleOp"> {
       yield: the chunks of a sequence in order (the scan kernel);
     - `"both"`: a `rec.chunk.rows` that both read; the scan loads it again
       rather than keep it (without `keep-rows`; with it, such rows are prep
-      values that cross like any other, and the scan loads no input).
+      values that cross like any other, and the scan loads no input);
+    - `"out"` (with `out-phase`): a scan op that the yield does not need,
+      the output and what only it reads: every chunk at once after the
+      scan (a chunk-parallel kernel), from the chunk's entering state. A
+      prep value an out op reads is marked `rec.to_out`, a scan value one
+      reads `rec.scan_to_out`; `rec.chunked` gets `rec.out_phase`.
 
     A prep result that a scan op reads crosses through a per-chunk
     workspace and is marked `rec.to_scan`: `"all"`, or `"last_row"` when
@@ -114,7 +119,11 @@ def RecSplitScan : Pass<"rec-split-scan", "::mlir::ModuleOp"> {
   let options = [
     Option<"keepRows", "keep-rows", "bool", "false",
            "Rows the scan reads cross from the prep like other values "
-           "(more workspace; the scan waits on no input loads)">
+           "(more workspace; the scan waits on no input loads)">,
+    Option<"outPhase", "out-phase", "bool", "false",
+           "Scan ops that the next chunk's state does not need (the output "
+           "and what only it reads) run in a third phase, \"out\", every "
+           "chunk at once after the scan, from each chunk's entering state">
   ];
   let dependentDialects = ["::rkc::rec::RecDialect"];
 }

@@ -45,11 +45,18 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   lowering.stateTransfer = backend.stateTransfer || backend.segments > 1;
   lowering.splitScan = backend.splitScan || backend.segments > 1;
   lowering.keepRows = backend.keepRows;
+  lowering.outPhase = backend.outPhase;
   for (auto &[name, value] : options.params)
     lowering.params.push_back(name + "=" + std::to_string(value));
   if (backend.halfWorkspace && (backend.backend != "chunked" ||
                                 !lowering.splitScan)) {
     error = "a 16-bit workspace needs the chunked backend's split form";
+    return false;
+  }
+  if (backend.outPhase && (backend.backend != "chunked" ||
+                            !lowering.splitScan || backend.segments > 1)) {
+    error = "an out phase needs the chunked backend's split form, in one "
+            "segment";
     return false;
   }
   if (backend.bf16Products && backend.backend != "chunked") {

@@ -21,6 +21,9 @@ struct BackendOptions {
   /// chunked, split: rows the scan reads cross from the prep, as in the
   /// kernels (false: the scan loads them again).
   bool keepRows = true;
+  /// chunked, split: run what only the output needs after the scan, every
+  /// chunk at once from its entering state (--rec-split-scan out-phase).
+  bool outPhase = false;
   /// chunked: run each sequence in this many segments joined by their
   /// composed transfer operators (implies the transfer and split forms).
   int64_t segments = 1;

@@ -87,6 +87,8 @@ private:
       for (Operation &op : body) {
         auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
         if (!toScan)
+          toScan = op.getAttrOfType<StringAttr>("rec.to_out");
+        if (!toScan)
           continue;
         auto found = op.getNumResults() ? tiles.find(op.getResult(0))
                                         : tiles.end();
@@ -111,10 +113,39 @@ private:
     }
     if (segments > 1)
       return scanBySegments(seq, h, state, prologue, o, kept);
+    bool outPhase = chunked->hasAttr("rec.out_phase");
+    // With an out phase: what each chunk's out ops receive, its entering
+    // state, the prep values marked rec.to_out and the scan values marked
+    // rec.scan_to_out (and nothing else, so that reading more shows).
+    std::vector<TileMap> toOut;
     size_t index = 0;
     for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
       loadRows(seq, t0, h, prologue);
-      runChunk(seq, t0, h, state, o, kept[index++], "scan");
+      TileMap received;
+      if (outPhase) {
+        Tile entering;
+        entering.rows = shape.dk;
+        entering.cols = shape.dv;
+        entering.a = state.s;
+        received[body.getArgument(0)] = std::move(entering);
+      }
+      TileMap &tiles = kept[index++];
+      runChunk(seq, t0, h, state, o, tiles, "scan");
+      if (!error.empty())
+        return;
+      if (!outPhase)
+        continue;
+      for (Operation &op : body)
+        if (op.hasAttr("rec.to_out") || op.hasAttr("rec.scan_to_out"))
+          received[op.getResult(0)] = tiles.find(op.getResult(0))->second;
+      toOut.push_back(std::move(received));
+    }
+    // The out phase: chunks in any order (here, last to first).
+    index = toOut.size();
+    for (int64_t t0 = shape.seqBegin[seq] + C * int64_t(toOut.size() - 1);
+         !toOut.empty() && t0 >= shape.seqBegin[seq]; t0 -= C) {
+      loadRows(seq, t0, h, prologue);
+      runChunk(seq, t0, h, state, o, toOut[--index], "out");
       if (!error.empty())
         return;
     }
@@ -404,7 +435,9 @@ private:
   void runChunk(int64_t seq, int64_t t0, int64_t h, DenseState &state,
                 HostTensor &o, TileMap &tiles, StringRef phase) {
     Block &body = chunked.getBody().front();
-    if (phase != "prep") { // the prep phase must not read the state
+    // The prep phase must not read the state; the out phase reads the
+    // chunk's entering state, which the scan kept (already in `tiles`).
+    if (phase != "prep" && !tiles.count(body.getArgument(0))) {
       Tile s0;
       s0.rows = shape.dk;
       s0.cols = shape.dv;

@@ -27,6 +27,7 @@ void buildLowerChunkedPipeline(OpPassManager &pm,
   if (options.splitScan) {
     RecSplitScanOptions split;
     split.keepRows = options.keepRows;
+    split.outPhase = options.outPhase;
     pm.addPass(createRecSplitScan(split));
   }
 }
@@ -58,6 +59,11 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("With split-scan: rows the scan reads cross from the "
                      "prep"),
       llvm::cl::init(false)};
+  Option<bool> outPhase{
+      *this, "out-phase",
+      llvm::cl::desc("With split-scan: what only the output needs runs after "
+                     "the scan, every chunk at once"),
+      llvm::cl::init(false)};
 
   LoweringOptions lowering() const {
     LoweringOptions options;
@@ -66,6 +72,7 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
     options.stateTransfer = stateTransfer;
     options.splitScan = splitScan;
     options.keepRows = keepRows;
+    options.outPhase = outPhase;
     return options;
   }
 };

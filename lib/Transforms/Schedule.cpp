@@ -408,6 +408,13 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       return fail("prefetch (" + Twine(prefetch) + ") must be 0 or 1");
     module.walk([&](Operation *op) {
       if (auto chunked = dyn_cast<ChunkedOp>(op)) {
+        if (chunked->hasAttr("rec.out_phase")) {
+          // The executor runs it (rkc run --out-phase); no kernel does yet.
+          chunked.emitError() << "rec-schedule: the out phase "
+                                 "(rec-split-scan out-phase) has no kernels "
+                                 "to schedule";
+          return signalPassFailure();
+        }
         if (chunked.getSubstepsPerToken() > 8) {
           chunked.emitError() << "rec-schedule: more than 8 sub-steps a "
                                  "token";

@@ -7,7 +7,10 @@
 //         chunks in order, one after another;
 //   both  a `rec.chunk.rows` both phases read (a load is cheaper to redo
 //         than to keep; with keep-rows, such rows stay prep and cross: the
-//         scan then waits on no input load).
+//         scan then waits on no input load);
+//   out   with out-phase: a scan op that the next chunk's state does not
+//         need (the output and what only it reads): every chunk at once,
+//         after the scan, from the chunk's entering state.
 //
 // A prep value that a scan op reads crosses from one phase to the other
 // through a per-chunk workspace: it gets `rec.to_scan = "all"`, or "last_row"
@@ -15,7 +18,9 @@
 // G's last row only). A state-free product whose result has the state's
 // shape (key x value) and that only the scan reads is moved into the scan:
 // keeping its chunk-sized operands costs less than keeping a dk x dv tile
-// per chunk.
+// per chunk. With out-phase, a prep value an out op reads gets
+// `rec.to_out`, a scan value one reads `rec.scan_to_out` (kept a chunk, as
+// the chunk's entering state is).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +39,7 @@ using namespace rkc::rec;
 
 namespace {
 
-enum class Phase { prep, scan, both };
+enum class Phase { prep, scan, both, out };
 
 StringRef phaseName(Phase phase) {
   switch (phase) {
@@ -44,6 +49,8 @@ StringRef phaseName(Phase phase) {
     return "scan";
   case Phase::both:
     return "both";
+  case Phase::out:
+    return "out";
   }
   return "";
 }
@@ -53,7 +60,7 @@ bool isStateShaped(Type type) {
   return tile && tile.getRows() == Axis::key && tile.getCols() == Axis::value;
 }
 
-void split(ChunkedOp chunked, bool keepRows) {
+void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
   Block &body = chunked.getBody().front();
   llvm::DenseMap<Operation *, Phase> phase;
 
@@ -68,6 +75,23 @@ void split(ChunkedOp chunked, bool keepRows) {
     if (dependent)
       for (Value r : op.getResults())
         stateful.insert(r);
+  }
+
+  // 1b. With out-phase: scan ops the yield does not need (the next chunk's
+  //     state) run after the scan, every chunk at once.
+  if (outPhase) {
+    llvm::DenseSet<Operation *> needed;
+    for (Operation &op : llvm::reverse(body)) {
+      if (!isa<ChunkYieldOp>(op) && !needed.contains(&op))
+        continue;
+      needed.insert(&op);
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          needed.insert(def);
+    }
+    for (Operation &op : body)
+      if (phase[&op] == Phase::scan && !needed.contains(&op))
+        phase[&op] = Phase::out;
   }
 
   auto onlyScanUses = [&](Operation *op) {
@@ -97,7 +121,18 @@ void split(ChunkedOp chunked, bool keepRows) {
   for (Operation &op : body) {
     op.setAttr("rec.phase", b.getStringAttr(phaseName(phase[&op])));
     op.removeAttr("rec.to_scan");
-    if (phase[&op] != Phase::prep || op.getNumResults() == 0)
+    op.removeAttr("rec.to_out");
+    op.removeAttr("rec.scan_to_out");
+    if (op.getNumResults() == 0)
+      continue;
+    bool readByOut = llvm::any_of(op.getUsers(), [&](Operation *user) {
+      return phase[user] == Phase::out;
+    });
+    if (readByOut && phase[&op] == Phase::prep)
+      op.setAttr("rec.to_out", b.getStringAttr("all"));
+    if (readByOut && phase[&op] == Phase::scan)
+      op.setAttr("rec.scan_to_out", b.getUnitAttr());
+    if (phase[&op] != Phase::prep)
       continue;
     Value result = op.getResult(0);
     bool crosses = false, lastRowOnly = true;
@@ -114,13 +149,18 @@ void split(ChunkedOp chunked, bool keepRows) {
                  b.getStringAttr(lastRowOnly ? "last_row" : "all"));
   }
   chunked->setAttr("rec.split_scan", b.getUnitAttr());
+  if (outPhase)
+    chunked->setAttr("rec.out_phase", b.getUnitAttr());
+  else
+    chunked->removeAttr("rec.out_phase");
 }
 
 struct RecSplitScanPass
     : rkc::rec::impl::RecSplitScanBase<RecSplitScanPass> {
   using RecSplitScanBase::RecSplitScanBase;
   void runOnOperation() override {
-    getOperation().walk([&](ChunkedOp chunked) { split(chunked, keepRows); });
+    getOperation().walk(
+        [&](ChunkedOp chunked) { split(chunked, keepRows, outPhase); });
   }
 };
 

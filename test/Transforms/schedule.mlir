@@ -7,6 +7,7 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="prefetch=2" 2>&1 | FileCheck %s --check-prefix=PREFETCH
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
+// RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 
 // An elementwise op takes the place of the operand it maps when it reads it
 // last (each thread reads and writes back the same element): the decayed
@@ -41,4 +42,5 @@
 // TILE: error: rec-schedule: the value tile (48) must divide dv = 128
 // THREADS: error: rec-schedule: threads (48) must be a multiple of 32 from 64 to 1024
 // PREFETCH: error: rec-schedule: prefetch (2) must be 0 or 1
+// OUTPHASE: error: rec-schedule: the out phase (rec-split-scan out-phase) has no kernels to schedule
 // THREADSTILE: error: rec-schedule: threads (64) must be a multiple of the value tile (128)

@@ -4,6 +4,7 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16 split-scan=true" --rec-schedule | FileCheck %s --check-prefix=PLAN
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true" | FileCheck %s --check-prefix=KEEP
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true" | not grep '"both"'
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true out-phase=true" | FileCheck %s --check-prefix=OUT
 
 // keep-rows: the value rows the scan reads are a prep value that crosses,
 // like the WY vectors; no op runs in both phases.
@@ -61,3 +62,17 @@
 // WORKSPACE: rec.half{{.*}}rec.to_scan = "all", rec.workspace_half_offset = 13312 : i64, rec.workspace_offset = 6528 : i64
 // WORKSPACE: rec.half{{.*}}rec.to_scan = "all", rec.workspace_half_offset = 17408 : i64, rec.workspace_offset = 8576 : i64
 // WORKSPACE: rec.half{{.*}}rec.to_scan = "all", rec.workspace_half_offset = 21504 : i64, rec.workspace_offset = 10624 : i64
+
+// out-phase: what only the output needs (Q S₀, A_qk U and their sums, the
+// output) runs after the scan, every chunk at once; the scan keeps U (the
+// state update reads it too, so it stays scan) for it, and the prep hands
+// over the decayed queries, A_qk and A_qk V. The state recursion is all the
+// scan does.
+// OUT: rec.chunked chunk_size(16) substeps_per_token(1) attributes {rec.out_phase, rec.split_scan}
+// OUT: %[[U:[0-9]+]] = rec.chunk.add %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "scan", rec.scan_to_out}
+// OUT: %[[Q:[0-9]+]] = rec.chunk.decay_rows %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "prep", rec.to_out = "all"}
+// OUT: rec.chunk.matmul %[[Q]], %arg0 {rec.phase = "out"}
+// OUT: rec.chunk.matmul %{{[0-9]+}}, %[[U]] {rec.phase = "out"}
+// OUT: rec.chunk.output %{{[0-9]+}} {rec.phase = "out"}
+// OUT: rec.chunk.decay_state %arg0, %{{[0-9]+}} {rec.phase = "scan"}
+// OUT: rec.chunk.yield %{{[0-9]+}} : !rec.tile<key, value> {rec.phase = "scan"}

@@ -9,6 +9,7 @@
 // RUN: not rkc run %s --random B=1 --backend chunked --half-workspace 2>&1 | FileCheck %s --check-prefix=HALF
 // RUN: not rkc run %s --random B=1 --backend chunked --segments 0 2>&1 | FileCheck %s --check-prefix=SEGMENTS
 // RUN: not rkc run %s --random B=1 --bf16-products 2>&1 | FileCheck %s --check-prefix=BF16PRODUCTS
+// RUN: not rkc run %s --random B=1 --backend chunked --out-phase 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 // RUN: rkc run %s --random B=1,T=5,H=2,dk=4,dv=3 --backend chunked --chunk-size 2 --bf16-products | FileCheck %s --check-prefix=BF16OK
 // RUN: not rkc bench %s 2>&1 | FileCheck %s --check-prefix=BENCH
 // RUN: rkc --help | FileCheck %s --check-prefix=HELP
@@ -30,6 +31,7 @@
 // HALF: error: a 16-bit workspace needs the chunked backend's split form
 // SEGMENTS: error: segments must be a positive count, and more than one only with the chunked backend; got 0
 // BF16PRODUCTS: error: --bf16-products shapes the chunked backend; it has no meaning with --backend interp
+// OUTPHASE: error: an out phase needs the chunked backend's split form, in one segment
 // BF16OK: backend  chunked (chunk 2 tokens) (float64) with bf16 product operands
 // BF16OK: output   o [1, 5, 2, 3]
 // BENCH: rkc bench: not available in this version

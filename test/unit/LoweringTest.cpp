@@ -58,7 +58,7 @@ TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
               int64_t chunkSize, const TensorMap &inputs,
               const RunOptions &options = {}, bool stateTransfer = false,
               bool splitScan = false, int64_t segments = 1,
-              bool keepRows = true) {
+              bool keepRows = true, bool outPhase = false) {
   BackendOptions b;
   b.backend = backend;
   b.chunkSize = chunkSize;
@@ -66,6 +66,7 @@ TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
   b.splitScan = splitScan;
   b.segments = segments;
   b.keepRows = keepRows;
+  b.outPhase = outPhase;
   TensorMap outputs;
   std::string error;
   EXPECT_TRUE(runBackend(spec, b, inputs, options, outputs, error))
@@ -150,7 +151,7 @@ TEST_P(BackendsAgree, VarlenAndGroupedValueHeads) {
 /// with gates down to -20) at chunks of 1, 3 and 16 tokens, and varlen GVA.
 void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
                       uint64_t seed, const std::string &form,
-                      bool keepRows = true) {
+                      bool keepRows = true, bool outPhase = false) {
   LoadedSpec spec(c.spec);
   for (int64_t T : {1, 37, 100}) {
     RandomShape shape;
@@ -160,7 +161,7 @@ void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
     TensorMap want = run(spec.op(), "interp", 0, inputs);
     for (int64_t C : {1, 3, 16})
       expectClose(run(spec.op(), "chunked", C, inputs, {}, stateTransfer,
-                      splitScan, 1, keepRows),
+                      splitScan, 1, keepRows, outPhase),
                   want, kBound,
                   std::string(c.spec) + " T=" + std::to_string(T) + " " +
                       form + " C=" + std::to_string(C));
@@ -172,7 +173,7 @@ void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
   TensorMap inputs = inputsFor(spec.op(), varlen);
   expectClose(
       run(spec.op(), "chunked", 16, inputs, {}, stateTransfer, splitScan, 1,
-          keepRows),
+          keepRows, outPhase),
       run(spec.op(), "interp", 0, inputs), kBound,
       std::string(c.spec) + " varlen GVA " + form);
 }
@@ -194,6 +195,20 @@ TEST_P(BackendsAgree, SplitScanForm) {
   expectFormAgrees(GetParam(), true, true, 300, "split transfer form");
   expectFormAgrees(GetParam(), false, true, 250, "split, rows reloaded",
                    /*keepRows=*/false);
+}
+
+// The out phase (--rec-split-scan out-phase): the scan runs only the state
+// recursion, keeping each chunk's entering state and the scan values the
+// output reads (rec.scan_to_out); then the output ops of every chunk run
+// (last chunk first) from those and the prep values marked rec.to_out, and
+// from nothing else (the executor refuses an op reading more).
+TEST_P(BackendsAgree, OutPhaseForm) {
+  expectFormAgrees(GetParam(), false, true, 400, "split, out phase",
+                   /*keepRows=*/true, /*outPhase=*/true);
+  expectFormAgrees(GetParam(), true, true, 500,
+                   "split transfer form, out phase", true, true);
+  expectFormAgrees(GetParam(), false, true, 450,
+                   "split, rows reloaded, out phase", false, true);
 }
 
 // A sequence in segments (intra-sequence or context parallelism): each

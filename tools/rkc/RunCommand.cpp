@@ -115,6 +115,12 @@ cl::opt<bool> halfWorkspace(
              "it so (values the scan only multiplies or adds): its cost in "
              "accuracy, apart from every other rounding"),
     cl::cat(runCategory));
+cl::opt<bool> outPhase(
+    "out-phase", cl::sub(runCommand),
+    cl::desc("With --backend chunked --split-scan: run what only the output "
+             "needs after the scan, every chunk at once from its entering "
+             "state (the scan keeps those states)"),
+    cl::cat(runCategory));
 cl::opt<bool> bf16Products(
     "bf16-products", cl::sub(runCommand),
     cl::desc("With --backend chunked: round both operands of every Gram and "
@@ -185,7 +191,8 @@ int runRun() {
         std::pair{splitScan.getValue(), "--split-scan"},
         std::pair{segments.getValue() != 1, "--segments"},
         std::pair{halfWorkspace.getValue(), "--half-workspace"},
-        std::pair{bf16Products.getValue(), "--bf16-products"}})
+        std::pair{bf16Products.getValue(), "--bf16-products"},
+        std::pair{outPhase.getValue(), "--out-phase"}})
     if (given && backend != "chunked")
       return fail(std::string(flag) +
                   " shapes the chunked backend; it has no meaning with "
@@ -254,6 +261,7 @@ int runRun() {
   backendOptions.segments = segments;
   backendOptions.halfWorkspace = halfWorkspace;
   backendOptions.bf16Products = bf16Products;
+  backendOptions.outPhase = outPhase;
   bool ran = backend == "cuda"
                  ? runCudaBackend(spec.recurrence, inputs, options, outputs,
                                   error, outs())

@@ -117,6 +117,7 @@ public:
     out.prepSharedBytes = s.prepSharedBytes;
     out.workspaceBytesPerChunk = s.workspaceFloats * 4;
     out.workspaceHalfBytesPerChunk = s.workspaceHalfBytes;
+    out.stagesWorkspace = s.stageFloats > 0;
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;

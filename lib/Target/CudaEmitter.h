@@ -29,6 +29,10 @@ struct CudaKernels {
   /// workspace a (chunk, value head) hands to the scan (0 otherwise).
   int64_t prepSharedBytes = 0, workspaceBytesPerChunk = 0;
   int64_t workspaceHalfBytesPerChunk = 0; // for 16-bit outputs
+  /// With --rec-split-scan: whether the scan stages each chunk's workspace
+  /// in shared memory (by cp.async, the next chunk's during this one) or
+  /// reads it where its ops stand (when staging does not fit).
+  bool stagesWorkspace = false;
 };
 
 /// Emits the kernels of `chunked` (lowered with --rec-lower-chunked) and

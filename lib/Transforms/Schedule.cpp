@@ -24,6 +24,10 @@ using namespace rkc::rec;
 
 namespace {
 
+/// Tiles of fewer floats than this (row vectors: a chunk x one) are placed
+/// apart from the others (see planOps).
+constexpr int64_t kSmallTile = 512;
+
 struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   using RecScheduleBase::RecScheduleBase;
 
@@ -83,51 +87,88 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                       index[operand] < loopBegin
                   ? ops.size() - 1
                   : i;
-    std::vector<std::pair<int64_t, int64_t>> live; // [begin, end) in floats
-    llvm::DenseMap<Value, std::pair<int64_t, int64_t>> placed;
-    int64_t peak = base;
-    Builder builder(&getContext());
-    for (auto [i, op] : llvm::enumerate(ops)) {
-      // A sum may take the place of an addend read last here: each thread
-      // reads an element and writes it back (tile::add).
-      Value inPlace;
-      if (isa<ChunkAddOp>(op) && reads(op))
-        for (Value operand : op->getOperands())
-          if (!inPlace && lastUse.lookup(operand) == i &&
-              placed.count(operand) &&
-              operand.getType() == op->getResult(0).getType())
-            inPlace = operand;
-      for (Value result : op->getResults()) {
-        auto tile = cast<TileType>(result.getType());
-        int64_t size = TileExtents{chunk, m, dk, valueTile}.elements(tile);
-        if (inPlace) {
-          placed[result] = placed[inPlace];
-          op->setAttr(attr, builder.getI64IntegerAttr(placed[result].first));
-          continue;
-        }
-        std::sort(live.begin(), live.end());
-        int64_t offset = base;
-        for (auto [begin, end] : live) {
-          if (offset + size <= begin)
-            break;
-          offset = std::max(offset, (end + 3) / 4 * 4); // 16-byte aligned
-        }
-        live.push_back({offset, offset + size});
-        placed[result] = live.back();
-        peak = std::max(peak, offset + size);
-        op->setAttr(attr, builder.getI64IntegerAttr(offset));
+    // The small tiles' zone (row vectors, a chunk x one) could hold all of
+    // them at once: a few hundred floats.
+    int64_t smallZone = 0;
+    for (Operation *op : ops)
+      for (Value r : op->getResults()) {
+        int64_t size = TileExtents{chunk, m, dk, valueTile}.elements(
+            cast<TileType>(r.getType()));
+        if (size < kSmallTile)
+          smallZone += (size + 3) / 4 * 4;
       }
-      if (reads(op))
-        for (Value operand : op->getOperands())
-          if (lastUse[operand] == i && placed.count(operand) &&
-              operand != inPlace)
-            llvm::erase(live, placed[operand]);
-      // A result nothing later reads (a prep value only the scan reads,
-      // written out right after its op) frees its space at once.
-      for (Value result : op->getResults())
-        if (!lastUse.count(result))
-          llvm::erase(live, placed[result]);
-    }
+    // Places every result, first fit over live ranges, 16-byte aligned;
+    // with `apart`, the small tiles in their zone below the others, where
+    // they cannot split a gap a large tile could use. Returns the peak.
+    auto place = [&](bool apart, llvm::DenseMap<Value, int64_t> &at) {
+      std::vector<std::pair<int64_t, int64_t>> live; // [begin, end) in floats
+      llvm::DenseMap<Value, std::pair<int64_t, int64_t>> placed;
+      int64_t peak = base, largeBase = apart ? base + smallZone : base;
+      for (auto [i, op] : llvm::enumerate(ops)) {
+        // An elementwise op may take the place of the operand it maps, read
+        // last here: each thread reads an element and writes that element
+        // back (tile::add, neg, scaleRows, decayRows, decayToEnd). A sum may
+        // take either addend's; the others only their first operand's, as
+        // their second (a gate, a scale) is read at other elements' indices.
+        Value inPlace;
+        SmallVector<Value, 2> mapped;
+        if (isa<ChunkAddOp>(op))
+          mapped.append(op->operand_begin(), op->operand_end());
+        else if (isa<ChunkNegOp, ChunkScaleRowsOp, ChunkDecayRowsOp,
+                     ChunkDecayToEndOp>(op))
+          mapped.push_back(op->getOperand(0));
+        if (reads(op))
+          for (Value operand : mapped)
+            if (!inPlace && lastUse.lookup(operand) == i &&
+                placed.count(operand) &&
+                operand.getType() == op->getResult(0).getType())
+              inPlace = operand;
+        for (Value result : op->getResults()) {
+          auto tile = cast<TileType>(result.getType());
+          int64_t size = TileExtents{chunk, m, dk, valueTile}.elements(tile);
+          if (inPlace) {
+            placed[result] = placed[inPlace];
+            at[result] = placed[result].first;
+            continue;
+          }
+          std::sort(live.begin(), live.end());
+          int64_t offset = size < kSmallTile ? base : largeBase;
+          for (auto [begin, end] : live) {
+            if (end <= offset)
+              continue;
+            if (offset + size <= begin)
+              break;
+            offset = std::max(offset, (end + 3) / 4 * 4);
+          }
+          live.push_back({offset, offset + size});
+          placed[result] = live.back();
+          peak = std::max(peak, offset + size);
+          at[result] = offset;
+        }
+        if (reads(op))
+          for (Value operand : op->getOperands())
+            if (lastUse[operand] == i && placed.count(operand) &&
+                operand != inPlace)
+              llvm::erase(live, placed[operand]);
+        // A result nothing later reads (a prep value only the scan reads,
+        // written out right after its op) frees its space at once.
+        for (Value result : op->getResults())
+          if (!lastUse.count(result))
+            llvm::erase(live, placed[result]);
+      }
+      return peak;
+    };
+    // Both ways; the one that needs less.
+    llvm::DenseMap<Value, int64_t> together, apart;
+    int64_t peakTogether = place(false, together),
+            peakApart = place(true, apart);
+    llvm::DenseMap<Value, int64_t> &at =
+        peakApart < peakTogether ? apart : together;
+    Builder builder(&getContext());
+    for (Operation *op : ops)
+      if (op->getNumResults())
+        op->setAttr(attr, builder.getI64IntegerAttr(at.lookup(op->getResult(0))));
+    int64_t peak = std::min(peakTogether, peakApart);
     return peak;
   }
 

@@ -7,6 +7,14 @@
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
 // RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=UNSTAGED --input-file=%t.gdn/gdn.cu
+// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=AUTOCHUNK
+// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn64 --no-fatbin --dk 128 --dv 128 --chunk-size 64 | FileCheck %s --check-prefix=ASKED
+
+// The automatic chunk of the split kernels is the largest whose scan stages
+// its workspace (DeltaNet: 64 fits only unstaged, 32 stages); a chunk asked
+// for is taken staged or not. (GDN stages at neither and keeps 64.)
+// AUTOCHUNK: schedule  dk=128 dv=128 chunk=32 tokens
+// ASKED: schedule  dk=128 dv=128 chunk=64 tokens
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
 // the addend U0 arrives after the product W S, which therefore cannot add it.

@@ -8,7 +8,20 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="products=fp8" 2>&1 | FileCheck %s --check-prefix=PRODUCTS
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-schedule="products=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
+
+// An elementwise op takes the place of the operand it maps when it reads it
+// last (each thread reads and writes back the same element): the decayed
+// read rows take the read rows' place; a decay whose rows are read again
+// later (the query rows, by the output's Gram) gets a place of its own. Row
+// vectors sit apart from the large tiles, and KDA's prep at chunk 64 fits.
+// INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213760
+// INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
+// INPLACE: rec.chunk.decay_rows %[[READ]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = [[AT]] : i64}
+// INPLACE: %[[Q:[0-9]+]] = rec.chunk.rows query {{{.*}}rec.prep_smem_offset = 32960 : i64}
+// INPLACE: rec.chunk.decay_rows %[[Q]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = 41152 : i64
+// INPLACE: rec.chunk.gram %[[Q]]
 
 // The block's work and its shared memory: the state slice (64 rows of the
 // 32-column value tile, 40 floats apart so that tensor-core fragment loads

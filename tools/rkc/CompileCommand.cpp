@@ -39,6 +39,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -217,6 +218,11 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   if (request.chunkSize)
     candidates = {request.chunkSize};
   chosen = 0;
+  // The automatic chunk: the largest whose tiles fit and, for the split
+  // kernels, whose scan stages its workspace (the next chunk's arrives by
+  // cp.async while this one runs: 1.25x for KDA at the same chunk, NOTES
+  // v2); where none stages, the largest that fits.
+  std::optional<std::pair<int64_t, CudaKernels>> unstaged;
   for (int64_t candidate : candidates) {
     rec::LoweringOptions lowering;
     lowering.chunkSize = candidate;
@@ -245,7 +251,16 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
       error = "@" + name + ": " + error;
       return false;
     }
+    if (!request.chunkSize && lowering.splitScan && !kernels.stagesWorkspace) {
+      if (!unstaged)
+        unstaged = {candidate, kernels};
+      continue;
+    }
     chosen = candidate;
+    return true;
+  }
+  if (unstaged) {
+    std::tie(chosen, kernels) = *unstaged;
     return true;
   }
   error = "@" + name + ": " + error;

@@ -117,18 +117,13 @@ private:
     // With an out phase: what each chunk's out ops receive, its entering
     // state, the prep values marked rec.to_out and the scan values marked
     // rec.scan_to_out (and nothing else, so that reading more shows).
-    std::vector<TileMap> toOut;
+    std::vector<std::pair<int64_t, TileMap>> toOut; // (t0, what it receives)
     size_t index = 0;
     for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
       loadRows(seq, t0, h, prologue);
       TileMap received;
-      if (outPhase) {
-        Tile entering;
-        entering.rows = shape.dk;
-        entering.cols = shape.dv;
-        entering.a = state.s;
-        received[body.getArgument(0)] = std::move(entering);
-      }
+      if (outPhase)
+        received[body.getArgument(0)] = stateTile(state);
       TileMap &tiles = kept[index++];
       runChunk(seq, t0, h, state, o, tiles, "scan");
       if (!error.empty())
@@ -138,14 +133,12 @@ private:
       for (Operation &op : body)
         if (op.hasAttr("rec.to_out") || op.hasAttr("rec.scan_to_out"))
           received[op.getResult(0)] = tiles.find(op.getResult(0))->second;
-      toOut.push_back(std::move(received));
+      toOut.emplace_back(t0, std::move(received));
     }
     // The out phase: chunks in any order (here, last to first).
-    index = toOut.size();
-    for (int64_t t0 = shape.seqBegin[seq] + C * int64_t(toOut.size() - 1);
-         !toOut.empty() && t0 >= shape.seqBegin[seq]; t0 -= C) {
+    for (auto &[t0, received] : llvm::reverse(toOut)) {
       loadRows(seq, t0, h, prologue);
-      runChunk(seq, t0, h, state, o, toOut[--index], "out");
+      runChunk(seq, t0, h, state, o, received, "out");
       if (!error.empty())
         return;
     }
@@ -406,14 +399,24 @@ private:
     return T;
   }
 
-  /// A product's operand as it enters the product: rounded to bf16 with
-  /// rounding.bf16Products, as it is.
-  Tile operand(const Tile &t) const {
-    Tile r = t;
-    if (rounding.bf16Products)
-      for (double &x : r.a)
-        x = roundToBf16(x);
-    return r;
+  /// A product's operand as it enters the product: with
+  /// rounding.bf16Products rounded to bf16 (in `copy`), else `t` itself.
+  const Tile &operand(const Tile &t, Tile &copy) const {
+    if (!rounding.bf16Products)
+      return t;
+    copy = t;
+    for (double &x : copy.a)
+      x = roundToBf16(x);
+    return copy;
+  }
+
+  /// The state as a dk x dv tile.
+  Tile stateTile(const DenseState &state) const {
+    Tile s;
+    s.rows = shape.dk;
+    s.cols = shape.dv;
+    s.a = state.s;
+    return s;
   }
 
   Tile matmul(ChunkMatmulOp op, const Tile &x, const Tile &y) {
@@ -438,11 +441,7 @@ private:
     // The prep phase must not read the state; the out phase reads the
     // chunk's entering state, which the scan kept (already in `tiles`).
     if (phase != "prep" && !tiles.count(body.getArgument(0))) {
-      Tile s0;
-      s0.rows = shape.dk;
-      s0.cols = shape.dv;
-      s0.a = state.s;
-      tiles[body.getArgument(0)] = s0;
+      tiles[body.getArgument(0)] = stateTile(state);
     }
     auto get = [&](Value v) -> const Tile & { return tiles.find(v)->second; };
     auto lastRow = [&](const Tile &G, int64_t d) {
@@ -470,8 +469,9 @@ private:
           .Case([&](ChunkGramOp g) {
             const Tile *dl = g.getLhsDecay() ? &get(g.getLhsDecay()) : nullptr;
             const Tile *dr = g.getRhsDecay() ? &get(g.getRhsDecay()) : nullptr;
-            tiles[g] = gram(g, operand(get(g.getLhs())),
-                            operand(get(g.getRhs())), dl, dr);
+            Tile l, r;
+            tiles[g] = gram(g, operand(get(g.getLhs()), l),
+                            operand(get(g.getRhs()), r), dl, dr);
           })
           .Case([&](ChunkScaleColsOp s) {
             tiles[s] = scaleCols(s, get(s.getMatrix()), get(s.getScale()));
@@ -533,8 +533,9 @@ private:
             tiles[id] = std::move(t);
           })
           .Case([&](ChunkMatmulOp mm) {
-            tiles[mm] = matmul(mm, operand(get(mm.getLhs())),
-                               operand(get(mm.getRhs())));
+            Tile x, y;
+            tiles[mm] = matmul(mm, operand(get(mm.getLhs()), x),
+                               operand(get(mm.getRhs()), y));
           })
           .Case([&](ChunkOutputOp out) {
             const Tile &O = get(out.getOutput());

@@ -546,12 +546,11 @@ private:
           bool t = mm.getTransposeLhs();
           int64_t inner = t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
           ChunkAddOp sum = sumOfProduct.lookup(mm);
-          std::string out = result();
+          std::string out = result(), addend;
           if (sum) {
             out = sum == sumIntoState ? "S" : tile(sum.getResult());
-            os << "    // with the sum below: " << out << " = A B + "
-               << tile(sum.getLhs() == mm.getResult() ? sum.getRhs()
-                                                      : sum.getLhs())
+            addend = tile(otherAddend(sum, mm.getResult()));
+            os << "    // with the sum below: " << out << " = A B + " << addend
                << (sum == sumIntoState ? ", the chunk's new state" : "")
                << "\n";
           }
@@ -563,10 +562,8 @@ private:
           int64_t lda = stagedStride(mm.getLhs());
           bool rhsIsState = isa<BlockArgument>(mm.getRhs());
           if (sum) {
-            Value x = sum.getLhs() == mm.getResult() ? sum.getRhs()
-                                                     : sum.getLhs();
             os << ", " << lda << ", " << (rhsIsState ? "SLD" : "0") << ", "
-               << tile(x) << (sum == sumIntoState ? ", SLD" : "");
+               << addend << (sum == sumIntoState ? ", SLD" : "");
           } else if (rhsIsState) {
             os << ", " << lda << ", SLD";
           } else if (lda) {
@@ -753,6 +750,11 @@ private:
     return text;
   }
 
+  /// The addend of `sum` other than `v`.
+  static Value otherAddend(ChunkAddOp sum, Value v) {
+    return sum.getLhs() == v ? sum.getRhs() : sum.getLhs();
+  }
+
   /// Which sums `add(x, matmul(a, b))` the product computes itself, adding
   /// x as it stores (no pass over the sum and no barrier of its own): the
   /// product's only reader is the sum, printed in the same kernel and loop;
@@ -775,7 +777,7 @@ private:
               op.hasAttr("rec.per_value_tile") ||
           sum->hasAttr("rec.to_scan") || op.hasAttr("rec.to_scan"))
         continue;
-      Value x = sum.getLhs() == mm.getResult() ? sum.getRhs() : sum.getLhs();
+      Value x = otherAddend(sum, mm.getResult());
       if (x == mm.getResult() || isa<BlockArgument>(x))
         continue;
       // A staged prep value is there from the chunk's start.

@@ -236,6 +236,83 @@ __device__ inline float gramPair(const float *l, const float *r, int inner,
 /// drop weights under e^(40 - 87) ≈ 4e-21.
 constexpr float kMaxFactoredExponent = 40.f;
 
+/// The products of `gramTensorCores` for one warp's block: 16 rows from i0
+/// and NB live 8-column blocks from j0, the decay factored through the
+/// reference X (null: none, or one column of decay, applied after). NB is a
+/// compile-time constant so that the loop has no branch between the mma of
+/// one step (see productBlock).
+template <int NB>
+__device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
+                                 const float *r, Rows rRows, int inner,
+                                 const float *dl, const float *dr,
+                                 int decayCols, const float *X, int i0,
+                                 int j0) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  const bool channel = X != nullptr;
+  if (inner % 16 == 0 && (!channel || decayCols % 4 == 0)) {
+#pragma unroll 2
+    for (int p = 0; p < inner; p += 16) {
+      const int d = p + 4 * c; // this lane's four inner indices
+      float4 lo = load4(l + (i0 + g) * inner + d),
+             hi = load4(l + (i0 + g + 8) * inner + d),
+             x = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (channel) {
+        x = load4(X + d);
+        lo = scaled(lo, load4(dl + lRows.real(i0 + g) * decayCols + d), x);
+        hi = scaled(hi, load4(dl + lRows.real(i0 + g + 8) * decayCols + d), x);
+      }
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        const int j = j0 + nb * 8 + g;
+        float4 v = load4(r + j * inner + d);
+        if (channel)
+          v = scaled(v, x, load4(dr + rRows.real(j) * decayCols + d));
+        if (kBf16Products) {
+          const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
+                                  bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
+          const uint32_t bb[2] = {bf16x2(v.x, v.y), bf16x2(v.z, v.w)};
+          mma16x8x16(acc[nb], ab, bb);
+        } else {
+          const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y),
+                                  tf32(hi.y)};
+          const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w),
+                                  tf32(hi.w)};
+          const uint32_t b1[2] = {tf32(v.x), tf32(v.y)};
+          const uint32_t b2[2] = {tf32(v.z), tf32(v.w)};
+          mma16x8x8(acc[nb], a1, b1);
+          mma16x8x8(acc[nb], a2, b2);
+        }
+      }
+    }
+    return;
+  }
+  for (int p = 0; p < inner; p += 8) {
+    uint32_t a[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int i = i0 + g + (k % 2) * 8, d = p + c + (k / 2) * 4;
+      float x = l[i * inner + d];
+      if (channel)
+        x *= __expf(dl[lRows.real(i) * decayCols + d] - X[d]);
+      a[k] = tf32(x);
+    }
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) {
+      const int j = j0 + nb * 8 + g, rj = rRows.real(j);
+      uint32_t b[2];
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int d = p + c + k * 4;
+        float x = r[j * inner + d];
+        if (channel)
+          x *= __expf(X[d] - dr[rj * decayCols + d]);
+        b[k] = tf32(x);
+      }
+      mma16x8x8(acc[nb], a, b);
+    }
+  }
+}
+
 /// `gram` on tensor cores, one warp per (16 rows, up to 32 columns). With
 /// per-channel decay the weight exp(Dl[ri] - Dr[rj]) is factored through a
 /// reference X = Dl[first row of the block] into exp(Dl[ri] - X) on the left
@@ -304,68 +381,23 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
       }
       continue;
     }
+    // The live column blocks are a prefix (the mask is causal).
+    int liveBlocks = 0;
+    while (liveBlocks < 4 && j0 + liveBlocks * 8 < jEnd && live(j0 + liveBlocks * 8))
+      ++liveBlocks;
     float acc[4][4] = {};
-    const bool quads = inner % 16 == 0 && (!channel || decayCols % 4 == 0);
-    for (int p = 0; quads && p < inner; p += 16) {
-      const int d = p + 4 * c; // this lane's four inner indices
-      float4 lo = load4(l + (i0 + g) * inner + d),
-             hi = load4(l + (i0 + g + 8) * inner + d), x = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (channel) {
-        x = load4(X + d);
-        lo = scaled(lo, load4(dl + lRows.real(i0 + g) * decayCols + d), x);
-        hi = scaled(hi, load4(dl + lRows.real(i0 + g + 8) * decayCols + d), x);
-      }
-      const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y), tf32(hi.y)};
-      const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w), tf32(hi.w)};
-      const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
-                              bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
-#pragma unroll
-      for (int nb = 0; nb < 4; ++nb) {
-        const int jb = j0 + nb * 8;
-        if (jb >= jEnd || !live(jb))
-          continue;
-        const int j = jb + g;
-        float4 v = load4(r + j * inner + d);
-        if (channel)
-          v = scaled(v, x, load4(dr + rRows.real(j) * decayCols + d));
-        if (kBf16Products) {
-          const uint32_t bb[2] = {bf16x2(v.x, v.y), bf16x2(v.z, v.w)};
-          mma16x8x16(acc[nb], ab, bb);
-          continue;
-        }
-        const uint32_t b1[2] = {tf32(v.x), tf32(v.y)};
-        const uint32_t b2[2] = {tf32(v.z), tf32(v.w)};
-        mma16x8x8(acc[nb], a1, b1);
-        mma16x8x8(acc[nb], a2, b2);
-      }
-    }
-    for (int p = 0; !quads && p < inner; p += 8) {
-      uint32_t a[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int i = i0 + g + (k % 2) * 8, d = p + c + (k / 2) * 4;
-        float x = l[i * inner + d];
-        if (channel)
-          x *= __expf(dl[lRows.real(i) * decayCols + d] - X[d]);
-        a[k] = tf32(x);
-      }
-#pragma unroll
-      for (int nb = 0; nb < 4; ++nb) {
-        const int jb = j0 + nb * 8;
-        if (jb >= jEnd || !live(jb))
-          continue;
-        const int j = jb + g, rj = rRows.real(j);
-        uint32_t b[2];
-#pragma unroll
-        for (int k = 0; k < 2; ++k) {
-          const int d = p + c + k * 4;
-          float x = r[j * inner + d];
-          if (channel)
-            x *= __expf(X[d] - dr[rj * decayCols + d]);
-          b[k] = tf32(x);
-        }
-        mma16x8x8(acc[nb], a, b);
-      }
+    switch (liveBlocks) {
+    case 4:
+      gramBlock<4>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      break;
+    case 3:
+      gramBlock<3>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      break;
+    case 2:
+      gramBlock<2>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      break;
+    default:
+      gramBlock<1>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
     }
 #pragma unroll
     for (int nb = 0; nb < 4; ++nb) {
@@ -407,6 +439,7 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
     return;
   }
   int n = lRows.count * rRows.count;
+#pragma unroll 4
   for (int e = threadIdx.x; e < n; e += blockDim.x) {
     int i = e / rRows.count, j = e % rRows.count;
     int ri = lRows.real(i), rj = rRows.real(j);
@@ -421,6 +454,7 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
 __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
                                  const float *c, Rows cRows, float *out) {
   int n = rows * cRows.count;
+#pragma unroll 4
   for (int e = threadIdx.x; e < n; e += blockDim.x) {
     int i = e / cRows.count, j = e % cRows.count;
     int src = mCols.index(cRows.real(j));
@@ -432,12 +466,14 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
 /// out[i, :] = x[i, :] · c[i]
 __device__ inline void scaleRows(const float *x, int rows, int cols,
                                  const float *c, float *out) {
+#pragma unroll 4
   for (int e = threadIdx.x; e < rows * cols; e += blockDim.x)
     out[e] = x[e] * c[e / cols];
   __syncthreads();
 }
 
 __device__ inline void neg(const float *x, int n, float *out) {
+#pragma unroll 4
   for (int e = threadIdx.x; e < n; e += blockDim.x)
     out[e] = -x[e];
   __syncthreads();
@@ -445,6 +481,7 @@ __device__ inline void neg(const float *x, int n, float *out) {
 
 template <typename X, typename Y>
 __device__ inline void add(const X *x, const Y *y, int n, float *out) {
+#pragma unroll 4
   for (int e = threadIdx.x; e < n; e += blockDim.x)
     out[e] = toFloat(x[e]) + toFloat(y[e]);
   __syncthreads();
@@ -518,6 +555,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
 /// out[i, c] = x[i, c] · exp(G[ri, c]) (G with one column: the same on every c).
 __device__ inline void decayRows(const float *x, Rows xRows, int cols,
                                  const float *G, int gCols, float *out) {
+#pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += blockDim.x) {
     int i = e / cols, c = e % cols;
     out[e] = x[e] * __expf(G[xRows.real(i) * gCols + (gCols == 1 ? 0 : c)]);
@@ -529,6 +567,7 @@ __device__ inline void decayRows(const float *x, Rows xRows, int cols,
 __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
                                   const float *G, int gCols, int L,
                                   float *out) {
+#pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += blockDim.x) {
     int i = e / cols, c = gCols == 1 ? 0 : e % cols;
     out[e] = x[e] * __expf(G[(L - 1) * gCols + c] -
@@ -544,11 +583,209 @@ __device__ inline void decayState(const float *s, int rows, int cols,
                                   float *out, int sld = 0) {
   if (!sld)
     sld = cols;
+#pragma unroll 4
   for (int e = threadIdx.x; e < rows * cols; e += blockDim.x) {
     int d = e / cols;
     out[e] = s[d * sld + e % cols] * __expf(G[(L - 1) * gCols + (gCols == 1 ? 0 : d)]);
   }
   __syncthreads();
+}
+
+/// Two 16-bit operands in one register, `lo` in the low half: bf16 values
+/// as they are (no round trip through float32), floats rounded.
+__device__ inline uint32_t pair16(float lo, float hi) { return bf16x2(lo, hi); }
+__device__ inline uint32_t pair16(__nv_bfloat16 lo, __nv_bfloat16 hi) {
+  return uint32_t(__bfloat16_as_ushort(lo)) |
+         uint32_t(__bfloat16_as_ushort(hi)) << 16;
+}
+
+/// ldmatrix: four (or two) 8 x 8 blocks of 16-bit values from shared
+/// memory, lanes 8m..8m+7 giving the addresses of block m's eight rows
+/// (16-byte aligned); register m gets lane (g, c)'s part of block m: row g,
+/// columns 2c..2c+1, or with Trans the block transposed (rows 2c..2c+1,
+/// column g). One instruction for a whole bf16 fragment, where element loads
+/// take four to eight.
+template <bool Trans>
+__device__ inline void loadMatrixX4(uint32_t (&r)[4], const void *row) {
+  const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  if (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(at));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(at));
+}
+__device__ inline void loadMatrixX2Trans(uint32_t (&r)[2], const void *row) {
+  const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(at));
+}
+
+/// Whether a 16-bit tile's rows (`ld` elements apart from `p`) suit
+/// ldmatrix: every row 16-byte aligned.
+template <typename T>
+__device__ inline bool matrixRows(const T *p, int ld) {
+  return sizeof(T) == 2 && (ld * 2) % 16 == 0 &&
+         (reinterpret_cast<uintptr_t>(p) & 15) == 0;
+}
+
+/// x[0] and x[1] as pair16 packs them: for bf16, one 32-bit load (x 4-byte
+/// aligned).
+__device__ inline uint32_t adjacentPair(const float *x) {
+  return pair16(x[0], x[1]);
+}
+__device__ inline uint32_t adjacentPair(const __nv_bfloat16 *x) {
+  return *reinterpret_cast<const uint32_t *>(x);
+}
+
+/// A warp's block of a tensor-core product: acc (16 rows from i0, NB
+/// 8-column blocks from j0) = A[i0.., :] B[:, j0..] (Aᵀ with transposeA).
+/// NB and, when Inner is not 0, the inner extent are compile-time constants,
+/// so the unrolled loop has no branches and every step's fragment loads can
+/// issue ahead of the products before them: the products are chains of
+/// dependent mma, and a branch between two of them (one a column block, as
+/// a run-time count needs) kept the next loads waiting behind each mma.
+/// Matrix: the bf16 products load 16-bit operands by ldmatrix (their rows
+/// 16-byte aligned).
+template <int NB, int Inner, bool Matrix, typename TA, typename TB>
+__device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
+                                    const TB *b, int k, bool transposeA,
+                                    int lda, int ldb, int i0, int j0) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  const int K = Inner ? Inner : k;
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      acc[nb][q] = 0.f;
+  // Dense float rows: the inner axis in quads (see "Fragment loads in
+  // quads"); B's four rows of a column stay scalar loads.
+  if (IsFloat<TA>::value && !transposeA && lda % 32 == 0 && K % 16 == 0) {
+#pragma unroll
+    for (int p = 0; p < K; p += 16) {
+      const float *row = reinterpret_cast<const float *>(a) + p + 4 * c;
+      const float4 lo = load4(row + (i0 + g) * lda),
+                   hi = load4(row + (i0 + g + 8) * lda);
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
+        if (kBf16Products) {
+          const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
+                                  bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
+          const uint32_t bb[2] = {pair16(col[0], col[ldb]),
+                                  pair16(col[2 * ldb], col[3 * ldb])};
+          mma16x8x16(acc[nb], ab, bb);
+        } else {
+          const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y),
+                                  tf32(hi.y)};
+          const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w),
+                                  tf32(hi.w)};
+          const uint32_t b1[2] = {tf32(toFloat(col[0])),
+                                  tf32(toFloat(col[ldb]))};
+          const uint32_t b2[2] = {tf32(toFloat(col[2 * ldb])),
+                                  tf32(toFloat(col[3 * ldb]))};
+          mma16x8x8(acc[nb], a1, b1);
+          mma16x8x8(acc[nb], a2, b2);
+        }
+      }
+    }
+  } else if (kBf16Products && K % 16 == 0) {
+    auto A = [&](int i, int p) {
+      return transposeA ? a[p * lda + i] : a[i * lda + p];
+    };
+    // With Matrix, the 16-bit operands come by ldmatrix: A's four blocks
+    // (rows i0 / i0 + 8, inner p / p + 8), transposed when A is stored
+    // inner-major; B (stored inner-major, k x n) transposed, two column
+    // blocks an instruction.
+    constexpr bool matrixA = Matrix && sizeof(TA) == 2,
+                   matrixB = Matrix && sizeof(TB) == 2;
+    const int m8 = lane / 8, r8 = lane % 8;
+#pragma unroll
+    for (int p = 0; p < K; p += 16) {
+      uint32_t af[4];
+      if (matrixA) {
+        const int i = i0 + (m8 % 2) * 8, pp = p + (m8 / 2) * 8;
+        if (transposeA)
+          loadMatrixX4<true>(af, a + (pp + r8) * lda + i);
+        else
+          loadMatrixX4<false>(af, a + (i + r8) * lda + pp);
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int i = i0 + g + (q % 2) * 8, pp = p + 2 * c + (q / 2) * 8;
+          af[q] = !transposeA && lda % 2 == 0
+                      ? adjacentPair(a + i * lda + pp)
+                      : pair16(A(i, pp), A(i, pp + 1));
+        }
+      }
+      uint32_t blocks[4]; // two column blocks' B fragments (matrixB)
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        uint32_t bf[2];
+        const TB *rows = b + (p + (m8 % 2) * 8 + r8) * ldb + j0;
+        if (matrixB && nb % 2 == 0 && nb + 1 < NB) {
+          loadMatrixX4<true>(blocks, rows + (nb + m8 / 2) * 8);
+          bf[0] = blocks[0], bf[1] = blocks[1];
+        } else if (matrixB && nb % 2 == 1) {
+          bf[0] = blocks[2], bf[1] = blocks[3];
+        } else if (matrixB) {
+          loadMatrixX2Trans(bf, rows + nb * 8);
+        } else {
+          const TB *col = b + (p + 2 * c) * ldb + j0 + nb * 8 + g;
+          bf[0] = pair16(col[0], col[ldb]);
+          bf[1] = pair16(col[8 * ldb], col[9 * ldb]);
+        }
+        mma16x8x16(acc[nb], af, bf);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int p = 0; p < K; p += 8) {
+      uint32_t af[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int i = i0 + g + (q % 2) * 8, pp = p + c + (q / 2) * 4;
+        af[q] = tf32(toFloat(transposeA ? a[pp * lda + i] : a[i * lda + pp]));
+      }
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        const int j = j0 + nb * 8 + g;
+        const uint32_t bf[2] = {tf32(toFloat(b[(p + c) * ldb + j])),
+                                tf32(toFloat(b[(p + c + 4) * ldb + j]))};
+        mma16x8x8(acc[nb], af, bf);
+      }
+    }
+  }
+}
+
+/// A warp's block of out = A B (+ addend): productBlock, then the stores.
+template <int NB, int Inner, typename TA, typename TB, typename TD>
+__device__ inline void productTask(const TA *a, const TB *b, int k, int n,
+                                   bool transposeA, float *out, int lda,
+                                   int ldb, const TD *addend, int ldo, int i0,
+                                   int j0) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  float acc[NB][4];
+  // ldmatrix for the 16-bit operands when their rows are aligned for it
+  // (the scan's staged tiles are).
+  if ((sizeof(TA) != 2 || matrixRows(a, lda)) &&
+      (sizeof(TB) != 2 || matrixRows(b, ldb)))
+    productBlock<NB, Inner, true>(acc, a, b, k, transposeA, lda, ldb, i0, j0);
+  else
+    productBlock<NB, Inner, false>(acc, a, b, k, transposeA, lda, ldb, i0, j0);
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int i = i0 + g + (q / 2) * 8, j = j0 + nb * 8 + 2 * c + q % 2;
+      out[i * ldo + j] =
+          acc[nb][q] + (addend ? toFloat(addend[i * n + j]) : 0.f);
+    }
 }
 
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
@@ -578,104 +815,28 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
   if (!ldo)
     ldo = n;
   if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
-    const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const ProductPlan plan(m / 16, n);
     for (int task = threadIdx.x / 32; task < plan.tasks;
          task += blockDim.x / 32) {
       const int i0 = (task / plan.groups) * 16,
                 j0 = (task % plan.groups) * plan.width;
-      const int jEnd = min(j0 + plan.width, n);
-      float acc[4][4] = {};
-      // Dense float rows: the inner axis in quads (see "Fragment loads in
-      // quads"); B's four rows of a column stay scalar loads.
-      const bool quads = IsFloat<TA>::value && !transposeA && lda % 32 == 0 &&
-                         k % 16 == 0;
-      if (quads) {
-#pragma unroll
-        for (int p = 0; p < k; p += 16) {
-          const float *row = reinterpret_cast<const float *>(a) + p + 4 * c;
-          const float4 lo = load4(row + (i0 + g) * lda),
-                       hi = load4(row + (i0 + g + 8) * lda);
-          const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y),
-                                  tf32(hi.y)};
-          const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w),
-                                  tf32(hi.w)};
-          const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
-                                  bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
-#pragma unroll
-          for (int nb = 0; nb < 4; ++nb) {
-            if (j0 + nb * 8 >= jEnd)
-              continue;
-            const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
-            if (kBf16Products) {
-              const uint32_t bb[2] = {
-                  bf16x2(toFloat(col[0]), toFloat(col[ldb])),
-                  bf16x2(toFloat(col[2 * ldb]), toFloat(col[3 * ldb]))};
-              mma16x8x16(acc[nb], ab, bb);
-              continue;
-            }
-            const uint32_t b1[2] = {tf32(toFloat(col[0])),
-                                    tf32(toFloat(col[ldb]))};
-            const uint32_t b2[2] = {tf32(toFloat(col[2 * ldb])),
-                                    tf32(toFloat(col[3 * ldb]))};
-            mma16x8x8(acc[nb], a1, b1);
-            mma16x8x8(acc[nb], a2, b2);
-          }
-        }
-      } else if (kBf16Products && k % 16 == 0) {
-        auto A = [&](int i, int p) {
-          return toFloat(transposeA ? a[p * lda + i] : a[i * lda + p]);
-        };
-#pragma unroll
-        for (int p = 0; p < k; p += 16) {
-          uint32_t af[4];
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const int i = i0 + g + (q % 2) * 8, pp = p + 2 * c + (q / 2) * 8;
-            af[q] = bf16x2(A(i, pp), A(i, pp + 1));
-          }
-#pragma unroll
-          for (int nb = 0; nb < 4; ++nb) {
-            const int j = j0 + nb * 8 + g;
-            if (j0 + nb * 8 >= jEnd)
-              continue;
-            const TB *col = b + (p + 2 * c) * ldb + j;
-            const uint32_t bf[2] = {
-                bf16x2(toFloat(col[0]), toFloat(col[ldb])),
-                bf16x2(toFloat(col[8 * ldb]), toFloat(col[9 * ldb]))};
-            mma16x8x16(acc[nb], af, bf);
-          }
-        }
-      } else {
-#pragma unroll
-        for (int p = 0; p < k; p += 8) {
-          uint32_t af[4];
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const int i = i0 + g + (q % 2) * 8, pp = p + c + (q / 2) * 4;
-            af[q] = tf32(toFloat(transposeA ? a[pp * lda + i] : a[i * lda + pp]));
-          }
-#pragma unroll
-          for (int nb = 0; nb < 4; ++nb) {
-            const int j = j0 + nb * 8 + g;
-            if (j0 + nb * 8 >= jEnd)
-              continue;
-            uint32_t bf[2] = {tf32(toFloat(b[(p + c) * ldb + j])),
-                              tf32(toFloat(b[(p + c + 4) * ldb + j]))};
-            mma16x8x8(acc[nb], af, bf);
-          }
-        }
-      }
-#pragma unroll
-      for (int nb = 0; nb < 4; ++nb) {
-        if (j0 + nb * 8 >= jEnd)
-          continue;
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int i = i0 + g + (q / 2) * 8, j = j0 + nb * 8 + 2 * c + q % 2;
-          out[i * ldo + j] =
-              acc[nb][q] + (addend ? toFloat(addend[i * n + j]) : 0.f);
-        }
+      // The block's column blocks (the last group of a ragged n has fewer).
+      switch ((min(j0 + plan.width, n) - j0) / 8) {
+      case 4:
+        productTask<4, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
+                              ldo, i0, j0);
+        break;
+      case 3:
+        productTask<3, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
+                              ldo, i0, j0);
+        break;
+      case 2:
+        productTask<2, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
+                              ldo, i0, j0);
+        break;
+      default:
+        productTask<1, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
+                              ldo, i0, j0);
       }
     }
     __syncthreads();

@@ -10,9 +10,10 @@
 // RUN: not rkc compile %rkc_src/examples/specs/eda.mlir -o %t --split-scan 0 --no-fatbin --dk 96 --dv 100 2>&1 | FileCheck %s --check-prefix=BADDIM
 // RUN: rkc compile %rkc_src/examples/specs/eda.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --prefetch 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=PREFETCH --input-file=%t/eda.cu
-// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t.bf16 --no-fatbin --dk 64 --dv 64 --products bf16 | FileCheck %s --check-prefix=BF16LOG
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t.bf16 --no-fatbin --dk 64 --dv 64 | FileCheck %s --check-prefix=BF16LOG
 // RUN: FileCheck %s --check-prefix=BF16 --input-file=%t.bf16/kda.cu
-// RUN: FileCheck %s --check-prefix=TF32 --input-file=%t/eda.cu
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t.tf32 --no-fatbin --dk 64 --dv 64 --products tf32 | FileCheck %s --check-prefix=TF32LOG
+// RUN: FileCheck %s --check-prefix=TF32 --input-file=%t.tf32/kda.cu
 
 // LOG: schedule  dk=64 dv=64 chunk=16 tokens value-tile=32 threads=256 prefetch=0
 // LOG: wrote     eda.h, eda.cu, eda.json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh
@@ -99,9 +100,10 @@
 // PREFETCH: prefetchRows(p.a.gamma, row, next, tokens, 1, hv, p.value_heads, 1);
 // PREFETCH: rec.chunk.rows
 
-// --products bf16: the kernels' tensor-core products take bf16 operands
-// (tile.cuh's m16n8k16 path); the default defines nothing.
+// The kernels' tensor-core products take bf16 operands by default (tile.cuh's
+// m16n8k16 path); --products tf32 defines nothing (m16n8k8).
 // BF16LOG: schedule {{.*}} products=bf16
+// TF32LOG: schedule {{.*}} products=tf32
 // BF16: #define RKC_BF16_PRODUCTS 1
 // BF16-NEXT: #include "rkc/tile.cuh"
 // TF32-NOT: RKC_BF16_PRODUCTS

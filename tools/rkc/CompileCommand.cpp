@@ -95,11 +95,11 @@ cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                                    "into L2 while a chunk runs"),
                           cl::cat(compileCategory));
 cl::opt<std::string> products(
-    "products", cl::sub(compileCommand), cl::init("tf32"),
-    cl::desc("Tensor-core products of the kernels for 16-bit outputs: tf32 "
-             "(default; m16n8k8 on float32 operands) or bf16 (m16n8k16, "
-             "operands rounded to bf16, float32 sums; `rkc run "
-             "--bf16-products` measures what that rounding costs)"),
+    "products", cl::sub(compileCommand), cl::init("bf16"),
+    cl::desc("Tensor-core products of the kernels for 16-bit outputs: bf16 "
+             "(default; m16n8k16, operands rounded to bf16, float32 sums; "
+             "`rkc run --bf16-products` measures what that rounding costs) "
+             "or tf32 (m16n8k8 on float32 operands)"),
     cl::cat(compileCategory));
 cl::opt<int64_t> splitScan("split-scan", cl::sub(compileCommand), cl::init(1),
                            cl::desc("1 (default): a prep kernel runs the "
@@ -389,8 +389,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << "  schedule  dk=" << request.dk << " dv=" << request.dv
       << " chunk=" << chosen << " tokens value-tile=" << request.valueTile
       << " threads=" << request.threads << " prefetch=" << request.prefetch
-      << (request.products != "tf32" ? " products=" + request.products
-                                     : std::string())
+      << " products=" << request.products
       << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B, decode "
       << kernels.decodeSharedBytes << " B a block"
@@ -575,9 +574,9 @@ int compileTuned(rec::RecurrenceOp specOp, const CompileRequest &request,
         measured->second != codeHash(v.kernels))
       note(v.dispatch.symbol + " was measured on code that this rkc "
            "generates differently" +
-           (request.products != "tf32"
-                ? ": `rkc tune` measures tf32 products, not --products " +
-                      request.products
+           (request.products != CompileRequest().products
+                ? ": `rkc tune` measures " + CompileRequest().products +
+                      " products, not --products " + request.products
                 : ": re-run rkc tune to measure it again"));
     ++i;
   }

@@ -27,7 +27,7 @@ struct CompileRequest {
                          // 0: one kernel
   // The tensor-core products of the kernels for 16-bit outputs: "tf32" or
   // "bf16" (a number format, the same for every variant of a tuned compile).
-  std::string products = "tf32";
+  std::string products = "bf16";
   std::vector<std::string> params; // name=value
   bool noFatbin = false;
 };

@@ -805,6 +805,48 @@ private:
     }
   }
 
+  /// The scan's tiles that only bf16 products read (every reader a product
+  /// of the scan whose inner extent is a multiple of 16, which rounds its
+  /// operands to bf16 anyway): their writer stores them in 16 bits
+  /// (`rkc::tile::Operand`), so that the readers load them by ldmatrix at
+  /// half the bytes, with the same result. Not a sum stored where its float
+  /// addend lives: the 16-bit stores would overwrite addends other threads
+  /// have yet to read.
+  void planProductOperands(Block &body, const llvm::DenseMap<Value, int64_t> &at,
+                           llvm::function_ref<StringRef(Operation &)> phase) {
+    productOperands.clear();
+    if (emitting != "scan")
+      return;
+    auto onlyProducts = [&](Value v) {
+      return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *u) {
+        auto mm = dyn_cast<ChunkMatmulOp>(u);
+        if (!mm || phase(*u) != "scan")
+          return false;
+        int64_t inner = mm.getTransposeLhs() ? nrows(mm.getLhs())
+                                             : ncols(mm.getLhs());
+        return inner % 16 == 0;
+      });
+    };
+    for (Operation &op : body) {
+      auto mm = dyn_cast<ChunkMatmulOp>(op);
+      if (!mm || phase(op) != "scan")
+        continue;
+      ChunkAddOp sum = sumOfProduct.lookup(&op);
+      if (!sum) {
+        if (onlyProducts(mm.getResult()))
+          productOperands.insert(mm.getResult());
+        continue;
+      }
+      if (sum == sumIntoState || !onlyProducts(sum.getResult()))
+        continue;
+      Value x = otherAddend(sum, mm.getResult());
+      bool staged = s.stageFloats && x.getDefiningOp() &&
+                    phase(*x.getDefiningOp()) == "prep";
+      if (staged || at.lookup(x) != at.lookup(sum.getResult()))
+        productOperands.insert(sum.getResult());
+    }
+  }
+
   /// The ops of one kernel: "all" (the chunks in order), "scan" (the chunks
   /// in order, prep values read from the workspace where the prep op
   /// stood, so that their live ranges stay those rec-schedule planned) or
@@ -818,6 +860,7 @@ private:
       return attr ? attr.getValue() : StringRef("");
     };
     planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
+    planProductOperands(body, offsets, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S: nothing names those).
     for (Operation &op : body) {
@@ -827,11 +870,19 @@ private:
                    !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState)
         continue;
-      for (Value r : op.getResults())
-        if (here)
-          ks << "  float *const " << tile(r) << " = smem + "
-             << (which == "prep" ? prepOffsets : offsets).lookup(r) << "; // "
-             << r.getType() << "\n";
+      for (Value r : op.getResults()) {
+        if (!here)
+          continue;
+        int64_t offset = (which == "prep" ? prepOffsets : offsets).lookup(r);
+        if (productOperands.count(r))
+          ks << "  rkc::tile::Operand<TensorCores> *const " << tile(r)
+             << " = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + "
+             << offset << "); // " << r.getType()
+             << ", only bf16 products read it\n";
+        else
+          ks << "  float *const " << tile(r) << " = smem + " << offset
+             << "; // " << r.getType() << "\n";
+      }
     }
     if (which == "prep") {
       // The key-side ops once, then the value-side ones for each value
@@ -1624,6 +1675,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   // Sums folded into the product before them (planFusedSums), per kernel:
   // the product -> its sum, and the sums (and yields) not printed at all.
   llvm::DenseMap<Operation *, ChunkAddOp> sumOfProduct;
+  llvm::DenseSet<Value> productOperands;
   llvm::DenseSet<Operation *> folded;
   Operation *sumIntoState = nullptr; // a folded sum written straight to S
 };

@@ -57,10 +57,12 @@
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
 // products that read S); the sum W S + U is computed by its product, which
-// then has no tile of its own (nor has the last sum, stored into S).
+// then has no tile of its own (nor has the last sum, stored into S). Only
+// products read that sum (U): it is stored as their operand (16 bits where
+// they take bf16 operands).
 // CHECK: S[(e / BV) * SLD + e % BV] = p.a.initial_state
 // CHECK-NOT: float *const tile16 =
-// CHECK: float *const tile20 = smem + {{[0-9]+}};
+// CHECK: rkc::tile::Operand<TensorCores> *const tile20 = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + {{[0-9]+}}); // !rec.tile<chunk, value>, only bf16 products read it
 // CHECK-NOT: float *const tile38 =
 // CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
 // CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;

@@ -437,6 +437,11 @@ private:
          << "    // (computed by the product above)\n";
       return;
     }
+    if (scaledIntoProduct.contains(op)) {
+      os << "    " << opComment(op) << "\n"
+         << "    // (scaled from S by the product below)\n";
+      return;
+    }
     os << "    " << opComment(op) << "\n";
     profiledOps.push_back(opComment(op).substr(3));
     os << "    RKC_PROFILE_BEGIN();\n";
@@ -547,10 +552,12 @@ private:
           int64_t inner = t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
           ChunkAddOp sum = sumOfProduct.lookup(mm);
           std::string out = result(), addend;
+          ChunkDecayStateOp decay = decayedAddend.lookup(mm);
           if (sum) {
             out = sum == sumIntoState ? "S" : tile(sum.getResult());
-            addend = tile(otherAddend(sum, mm.getResult()));
+            addend = decay ? "S" : tile(otherAddend(sum, mm.getResult()));
             os << "    // with the sum below: " << out << " = A B + " << addend
+               << (decay ? " decayed over the chunk" : "")
                << (sum == sumIntoState ? ", the chunk's new state" : "")
                << "\n";
           }
@@ -563,7 +570,13 @@ private:
           bool rhsIsState = isa<BlockArgument>(mm.getRhs());
           if (sum) {
             os << ", " << lda << ", " << (rhsIsState ? "SLD" : "0") << ", "
-               << addend << (sum == sumIntoState ? ", SLD" : "");
+               << addend;
+            if (decay)
+              os << ", " << (sum == sumIntoState ? "SLD" : "0")
+                 << ", rkc::tile::RowDecay{" << tile(decay.getDecay()) << ", "
+                 << ncols(decay.getDecay()) << ", L}, SLD";
+            else if (sum == sumIntoState)
+              os << ", SLD";
           } else if (rhsIsState) {
             os << ", " << lda << ", SLD";
           } else if (lda) {
@@ -766,6 +779,7 @@ private:
                      llvm::function_ref<StringRef(Operation &)> phase) {
     sumOfProduct.clear();
     folded.clear();
+    scaledIntoProduct.clear();
     sumIntoState = nullptr;
     for (Operation &op : body) {
       auto mm = dyn_cast<ChunkMatmulOp>(op);
@@ -802,6 +816,28 @@ private:
         sumIntoState = sum;
         folded.insert(*sum->user_begin());
       }
+    }
+    // A folded sum's addend that is the state decayed over the chunk
+    // (decay_state of S, read only there) is scaled by the product as it
+    // stores, from S itself: no pass, no tile and no barrier of its own.
+    // S must still hold the entering state then: the sum stored into S (if
+    // any) is this one or comes later.
+    decayedAddend.clear();
+    Operation *intoState = nullptr;
+    for (auto [product, sum] : sumOfProduct)
+      if (sum == sumIntoState)
+        intoState = product;
+    for (auto [product, sum] : sumOfProduct) {
+      Value x = otherAddend(sum, product->getResult(0));
+      auto decay = x.getDefiningOp<ChunkDecayStateOp>();
+      if (!decay || !decay->hasOneUse() ||
+          !isa<BlockArgument>(decay.getState()) ||
+          phase(*decay) != phase(*product) ||
+          (intoState && intoState != product &&
+           intoState->isBeforeInBlock(product)))
+        continue;
+      decayedAddend[product] = decay;
+      scaledIntoProduct.insert(decay);
     }
   }
 
@@ -862,13 +898,15 @@ private:
     planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
     planProductOperands(body, offsets, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
-    // it computes, nor a sum stored straight into S: nothing names those).
+    // it computes, nor a sum stored straight into S, nor a decay_state its
+    // product scales from S: nothing names those).
     for (Operation &op : body) {
       bool here = which == "all" || phase(op) == "both" ||
                   phase(op) == which ||
                   (which == "scan" && op.hasAttr("rec.to_scan") &&
                    !s.stageFloats);
-      if (sumOfProduct.count(&op) || &op == sumIntoState)
+      if (sumOfProduct.count(&op) || &op == sumIntoState ||
+          scaledIntoProduct.contains(&op))
         continue;
       for (Value r : op.getResults()) {
         if (!here)
@@ -1677,6 +1715,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   llvm::DenseMap<Operation *, ChunkAddOp> sumOfProduct;
   llvm::DenseSet<Value> productOperands;
   llvm::DenseSet<Operation *> folded;
+  // decay_state ops a product's sum scales from S (planFusedSums), by product.
+  llvm::DenseMap<Operation *, ChunkDecayStateOp> decayedAddend;
+  llvm::DenseSet<Operation *> scaledIntoProduct;
   Operation *sumIntoState = nullptr; // a folded sum written straight to S
 };
 

@@ -91,7 +91,13 @@
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
-// CHECK: rkc::tile::decayState(S, 64, 32, tile1, 64, L, tile31, SLD);
+// The state decayed over the chunk is the addend of the next product's sum:
+// the product scales S as it stores (no decayState pass, no tile31).
+// CHECK-NOT: float *const tile31 =
+// CHECK: rec.chunk.decay_state
+// CHECK-NEXT: // (scaled from S by the product below)
+// CHECK: // with the sum below: tile35 = A B + S decayed over the chunk
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile33, tile20, 64, 16, 32, true, tile35, 72, 0, S, 0, rkc::tile::RowDecay{tile1, 64, L}, SLD);
 // The last product adds the decayed state and stores the new state into S
 // itself: no yield copy.
 // CHECK: // with the sum below: S = A B + tile35, the chunk's new state
@@ -99,7 +105,6 @@
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile38[e];
-// CHECK: rec.chunk.decay_state
 // CHECK: __device__ __forceinline__ void prep(const Params &p) {
 // CHECK: if (t0 >= eos)
 // CHECK: { // kept for the scan: tile1 (float)

@@ -123,6 +123,15 @@ __device__ inline void mma16x8x8(float c[4], const uint32_t a[4],
 #endif
 constexpr bool kBf16Products = RKC_BF16_PRODUCTS;
 
+/// The element type of a tile that only products read, where every one of
+/// them rounds it to bf16 anyway (CudaEmitter's product operands): bf16 in
+/// the kernels whose products take bf16 operands, so that it loads by
+/// ldmatrix at half the bytes; float elsewhere.
+template <bool Half> struct OperandType { using type = float; };
+template <> struct OperandType<true> { using type = __nv_bfloat16; };
+template <bool TensorCores>
+using Operand = typename OperandType<TensorCores && kBf16Products>::type;
+
 /// Two floats rounded to bf16 in one register, `lo` in the low half.
 __device__ inline uint32_t bf16x2(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -763,12 +772,25 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
   }
 }
 
+/// A product's addend that is the state decayed over the chunk
+/// (decay_state folded into the sum): row i of the addend is scaled by
+/// exp(G[L-1, i]) (G's one column: by exp(G[L-1])) as the product stores.
+struct RowDecay {
+  const float *G = nullptr;
+  int gCols = 1, L = 0;
+
+  __device__ float operator()(int row) const {
+    return G ? __expf(G[(L - 1) * gCols + (gCols == 1 ? 0 : row)]) : 1.f;
+  }
+};
+
 /// A warp's block of out = A B (+ addend): productBlock, then the stores.
-template <int NB, int Inner, typename TA, typename TB, typename TD>
+template <int NB, int Inner, typename TA, typename TB, typename TD,
+          typename TO>
 __device__ inline void productTask(const TA *a, const TB *b, int k, int n,
-                                   bool transposeA, float *out, int lda,
-                                   int ldb, const TD *addend, int ldo, int i0,
-                                   int j0) {
+                                   bool transposeA, TO *out, int lda,
+                                   int ldb, const TD *addend, int ldo,
+                                   RowDecay decay, int lde, int i0, int j0) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   float acc[NB][4];
   // ldmatrix for the 16-bit operands when their rows are aligned for it
@@ -778,13 +800,16 @@ __device__ inline void productTask(const TA *a, const TB *b, int k, int n,
     productBlock<NB, Inner, true>(acc, a, b, k, transposeA, lda, ldb, i0, j0);
   else
     productBlock<NB, Inner, false>(acc, a, b, k, transposeA, lda, ldb, i0, j0);
+  // The two rows this lane stores.
+  const float scale[2] = {decay(i0 + g), decay(i0 + g + 8)};
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const int i = i0 + g + (q / 2) * 8, j = j0 + nb * 8 + 2 * c + q % 2;
-      out[i * ldo + j] =
-          acc[nb][q] + (addend ? toFloat(addend[i * n + j]) : 0.f);
+      out[i * ldo + j] = fromFloat<TO>(
+          acc[nb][q] +
+          (addend ? toFloat(addend[i * lde + j]) * scale[q / 2] : 0.f));
     }
 }
 
@@ -799,13 +824,16 @@ __device__ inline void productTask(const TA *a, const TB *b, int k, int n,
 /// products finish.
 /// addend (dense m x n, or null): out = A B + addend, a sum without a pass
 /// of its own; out may be the addend itself (each element is read, then
-/// written, by one thread). out's rows are `ldo` floats apart (0: dense).
+/// written, by one thread), its rows `lde` floats apart (0: dense), each
+/// scaled by `decay` (a folded decay_state; none by default). out's rows are
+/// `ldo` elements apart (0: dense);
+/// out is float, or an Operand tile in 16 bits (rounded as it is stored).
 template <bool TensorCores, int Inner = 0, typename TA, typename TB,
-          typename TD = float>
+          typename TO, typename TD = float>
 __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
-                              bool transposeA, float *out, int lda = 0,
+                              bool transposeA, TO *out, int lda = 0,
                               int ldb = 0, const TD *addend = nullptr,
-                              int ldo = 0) {
+                              int ldo = 0, RowDecay decay = {}, int lde = 0) {
   if (Inner)
     k = Inner;
   if (!lda)
@@ -814,6 +842,8 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
     ldb = n;
   if (!ldo)
     ldo = n;
+  if (!lde)
+    lde = n;
   if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
     const ProductPlan plan(m / 16, n);
     for (int task = threadIdx.x / 32; task < plan.tasks;
@@ -824,19 +854,19 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
       switch ((min(j0 + plan.width, n) - j0) / 8) {
       case 4:
         productTask<4, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
-                              ldo, i0, j0);
+                              ldo, decay, lde, i0, j0);
         break;
       case 3:
         productTask<3, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
-                              ldo, i0, j0);
+                              ldo, decay, lde, i0, j0);
         break;
       case 2:
         productTask<2, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
-                              ldo, i0, j0);
+                              ldo, decay, lde, i0, j0);
         break;
       default:
         productTask<1, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
-                              ldo, i0, j0);
+                              ldo, decay, lde, i0, j0);
       }
     }
     __syncthreads();
@@ -848,7 +878,8 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
     for (int p = 0; p < k; ++p)
       sum += toFloat(transposeA ? a[p * lda + i] : a[i * lda + p]) *
              toFloat(b[p * ldb + j]);
-    out[i * ldo + j] = sum + (addend ? toFloat(addend[e]) : 0.f);
+    out[i * ldo + j] = fromFloat<TO>(
+        sum + (addend ? toFloat(addend[i * lde + j]) * decay(i) : 0.f));
   }
   __syncthreads();
 }

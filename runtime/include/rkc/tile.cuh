@@ -98,14 +98,18 @@ struct ProductPlan {
   }
 };
 
+/// One mma.sync (`instruction`) into a 16 x 8 float32 accumulator c, A in
+/// four registers and B in two.
+#define RKC_MMA_16X8(instruction, c, a, b)                                    \
+  asm volatile(instruction " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "  \
+                           "{%0, %1, %2, %3};"                                \
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])               \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),       \
+                 "r"(b[1]))
+
 __device__ inline void mma16x8x8(float c[4], const uint32_t a[4],
                                  const uint32_t b[2]) {
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-               "{%0, %1, %2, %3};"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
-                 "r"(b[1]));
+  RKC_MMA_16X8("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", c, a, b);
 }
 
 // With RKC_BF16_PRODUCTS (rec-schedule products = bf16) the products whose
@@ -140,12 +144,8 @@ __device__ inline uint32_t bf16x2(float lo, float hi) {
 
 __device__ inline void mma16x8x16(float c[4], const uint32_t a[4],
                                   const uint32_t b[2]) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-               "{%0, %1, %2, %3};"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
-                 "r"(b[1]));
+  RKC_MMA_16X8("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", c, a,
+               b);
 }
 
 //===----------------------------------------------------------------------===//
@@ -195,6 +195,25 @@ __device__ inline float4 load4(const float *p) {
 __device__ inline float4 scaled(float4 x, float4 a, float4 b) {
   return make_float4(x.x * __expf(a.x - b.x), x.y * __expf(a.y - b.y),
                      x.z * __expf(a.z - b.z), x.w * __expf(a.w - b.w));
+}
+
+/// One 16-wide block of the inner axis in quads: A's rows g and g + 8 (lo,
+/// hi) and B's column g at this lane's four inner indices (b), one bf16 mma
+/// or two TF32 ones.
+__device__ inline void mmaQuads(float c[4], float4 lo, float4 hi, float4 b) {
+  if (kBf16Products) {
+    const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
+                            bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
+    const uint32_t bb[2] = {bf16x2(b.x, b.y), bf16x2(b.z, b.w)};
+    mma16x8x16(c, ab, bb);
+    return;
+  }
+  const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y), tf32(hi.y)};
+  const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w), tf32(hi.w)};
+  const uint32_t b1[2] = {tf32(b.x), tf32(b.y)};
+  const uint32_t b2[2] = {tf32(b.z), tf32(b.w)};
+  mma16x8x8(c, a1, b1);
+  mma16x8x8(c, a2, b2);
 }
 
 /// G[r, :] = Σ_{r' ≤ r} g[r'] (or r' < r when exclusive), over all L rows;
@@ -276,21 +295,7 @@ __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
         float4 v = load4(r + j * inner + d);
         if (channel)
           v = scaled(v, x, load4(dr + rRows.real(j) * decayCols + d));
-        if (kBf16Products) {
-          const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
-                                  bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
-          const uint32_t bb[2] = {bf16x2(v.x, v.y), bf16x2(v.z, v.w)};
-          mma16x8x16(acc[nb], ab, bb);
-        } else {
-          const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y),
-                                  tf32(hi.y)};
-          const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w),
-                                  tf32(hi.w)};
-          const uint32_t b1[2] = {tf32(v.x), tf32(v.y)};
-          const uint32_t b2[2] = {tf32(v.z), tf32(v.w)};
-          mma16x8x8(acc[nb], a1, b1);
-          mma16x8x8(acc[nb], a2, b2);
-        }
+        mmaQuads(acc[nb], lo, hi, v);
       }
     }
     return;
@@ -683,24 +688,9 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
         const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
-        if (kBf16Products) {
-          const uint32_t ab[4] = {bf16x2(lo.x, lo.y), bf16x2(hi.x, hi.y),
-                                  bf16x2(lo.z, lo.w), bf16x2(hi.z, hi.w)};
-          const uint32_t bb[2] = {pair16(col[0], col[ldb]),
-                                  pair16(col[2 * ldb], col[3 * ldb])};
-          mma16x8x16(acc[nb], ab, bb);
-        } else {
-          const uint32_t a1[4] = {tf32(lo.x), tf32(hi.x), tf32(lo.y),
-                                  tf32(hi.y)};
-          const uint32_t a2[4] = {tf32(lo.z), tf32(hi.z), tf32(lo.w),
-                                  tf32(hi.w)};
-          const uint32_t b1[2] = {tf32(toFloat(col[0])),
-                                  tf32(toFloat(col[ldb]))};
-          const uint32_t b2[2] = {tf32(toFloat(col[2 * ldb])),
-                                  tf32(toFloat(col[3 * ldb]))};
-          mma16x8x8(acc[nb], a1, b1);
-          mma16x8x8(acc[nb], a2, b2);
-        }
+        mmaQuads(acc[nb], lo, hi,
+                 make_float4(toFloat(col[0]), toFloat(col[ldb]),
+                             toFloat(col[2 * ldb]), toFloat(col[3 * ldb])));
       }
     }
   } else if (kBf16Products && K % 16 == 0) {

@@ -279,8 +279,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
 
   /// The floats of one staging buffer of the scan (`rec.stage_offset` on
   /// each crossing value): value-side tiles for the value tile's columns, a
-  /// "last_row" value one row, others whole. 0 when some value cannot be
-  /// copied in 16-byte pieces. The same buffer's layout for 16-bit outputs
+  /// "last_row" value one row, others whole, each padded to 16 bytes. 0
+  /// when a value-side tile's rows are not whole 16-byte pieces. The same buffer's layout for 16-bit outputs
   /// (`rec.stage_half_offset`, bytes; `stageHalfBytes`), where `rec.half`
   /// values take two bytes an element.
   int64_t stageFloats(ChunkedOp chunked) {
@@ -294,7 +294,11 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         continue;
       auto tile = cast<TileType>(op.getResult(0).getType());
       int64_t size = crossingElements(op, extents);
-      if (size % 4 || extents.cols(tile) % 4)
+      // A value-side tile is copied row by row (the value tile's columns of
+      // each): its rows must be whole 16-byte pieces. Any other value is one
+      // contiguous run, padded to 16 bytes here as in the workspace (a
+      // scalar gate's last row is one float).
+      if (tile.getCols() == Axis::value && (size % 4 || extents.cols(tile) % 4))
         return 0;
       op.setAttr("rec.stage_offset", builder.getI64IntegerAttr(floats));
       // A whole key-side tile that only products read as their left
@@ -314,7 +318,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       } else {
         op.removeAttr("rec.stage_stride");
       }
-      floats += size;
+      floats += (size + 3) / 4 * 4; // 16-byte aligned
       op.setAttr("rec.stage_half_offset",
                  builder.getI64IntegerAttr(stageHalfBytes));
       stageHalfBytes += (size * (op.hasAttr("rec.half") ? 2 : 4) + 15) / 16 * 16;

@@ -5,16 +5,28 @@
 // RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin --dk 64 --dv 64 --chunk-size 16 --split-scan 1 > /dev/null
 // RUN: FileCheck %s --input-file=%t/kda.cu
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
-// RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 > /dev/null
+// RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 --chunk-size 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=UNSTAGED --input-file=%t.gdn/gdn.cu
+// RUN: rm -rf %t.gdn32 && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn32 --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=GDNCHUNK
+// RUN: FileCheck %s --check-prefix=GDNSTAGED --input-file=%t.gdn32/gdn.cu
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=AUTOCHUNK
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn64 --no-fatbin --dk 128 --dv 128 --chunk-size 64 | FileCheck %s --check-prefix=ASKED
 
 // The automatic chunk of the split kernels is the largest whose scan stages
 // its workspace (DeltaNet: 64 fits only unstaged, 32 stages); a chunk asked
-// for is taken staged or not. (GDN stages at neither and keeps 64.)
+// for is taken staged or not.
 // AUTOCHUNK: schedule  dk=128 dv=128 chunk=32 tokens
 // ASKED: schedule  dk=128 dv=128 chunk=64 tokens
+
+// GDN's scalar gate crosses as one float (its last row), staged in a 16-byte
+// piece like the workspace's: GDN stages at chunk 32.
+// GDNCHUNK: schedule  dk=128 dv=128 chunk=32 tokens
+// GDNSTAGED: { // tile1: !rec.tile<chunk, one> (float)
+// GDNSTAGED: for (int e = threadIdx.x * P; e < 1; e += THREADS * P)
+// GDNSTAGED-NEXT: rkc::tile::copyAsync16(to + e, from + e);
+// GDNSTAGED-NEXT: }
+// GDNSTAGED-NEXT: { // tile4: !rec.tile<chunk, value> (Crossing<TensorCores>)
+// GDNSTAGED: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 16 : 16));
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
 // the addend U0 arrives after the product W S, which therefore cannot add it.

@@ -346,29 +346,39 @@ private:
     return -1;
   }
 
-  /// A device function writing one row of `role` for sub-step `slot`:
-  /// DK floats (key axis), the block's BV value columns, or 1 float.
+  /// The values a lane holds of one row of `role` (see rowValues).
+  int64_t rowValueCount(Axis axis) const {
+    return axis == Axis::key ? s.dk / 32 : axis == Axis::value ? s.dv / 32 : 1;
+  }
+
+  /// The device function of one row of `role` for sub-step `slot`:
+  /// `..._values` computes a lane's values of it (DK / 32 of the key axis,
+  /// DV / 32 of the value axis, or the one float), loads only. The chunk
+  /// kernels call it for all of a warp's rows before storing any, so that
+  /// the rows' loads are in flight together; decode also gets one that
+  /// writes the row to `dst` (DK floats, the block's BV value columns, or 1
+  /// float).
   void emitRowFunction(const SpecPlan &p, const std::string &prefix,
                        int slot, RowRole role, Axis axis,
                        llvm::raw_ostream &os) {
     const SpecPlan::Substep &sub = p.substeps[slot];
     int expr = roleExpr(sub, role);
+    std::string name = prefix + "_s" + std::to_string(slot) + "_" +
+                       roleName(role);
+    int64_t count = rowValueCount(axis);
     os << "// Sub-step " << slot << ", " << roleName(role) << ".\n"
-       << "__device__ void " << prefix << "_s" << slot << "_"
-       << roleName(role)
-       << "(const Params &p, int64_t row, int64_t t, int64_t hv, int64_t v0, "
-          "float *dst) {\n"
+       << "__device__ __forceinline__ void " << name
+       << "_values(const Params &p, int64_t row, int64_t t, int64_t hv, "
+          "float *out) {\n"
        << "  const int lane = threadIdx.x % 32;\n"
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
-       << "  (void)j; (void)v0;\n";
+       << "  (void)j; (void)lane;\n";
     std::set<int> done;
     emitExpr(p, expr, done, os);
     std::string v = "e" + std::to_string(expr);
     bool vec = width(p.exprs[expr]) != 0;
-    int kpl = static_cast<int>(s.dk / 32);
-    switch (axis) {
-    case Axis::key: {
-      std::string factor;
+    std::string factor;
+    if (axis == Axis::key) {
       if (role == RowRole::read && sub.gate >= 0 && !sub.undecayedRead) {
         emitExpr(p, sub.gate, done, os);
         bool gateVec = width(p.exprs[sub.gate]) != 0;
@@ -377,22 +387,56 @@ private:
       }
       if (role == RowRole::query)
         factor = " * p.a.scale";
-      os << "  for (int i = 0; i < " << kpl << "; ++i)\n"
-         << "    dst[lane + 32 * i] = " << v << (vec ? "[i]" : "") << factor
+    }
+    if (axis == Axis::one)
+      os << "  out[0] = " << v << ";\n";
+    else
+      os << "  for (int i = 0; i < " << count << "; ++i)\n"
+         << "    out[i] = " << v << (vec ? "[i]" : "") << factor << ";\n";
+    os << "}\n\n";
+    if (prefix != "decode") // the chunk kernels store rows themselves
+      return;
+    os << "__device__ void " << name
+       << "(const Params &p, int64_t row, int64_t t, int64_t hv, int64_t v0, "
+          "float *dst) {\n"
+       << "  float values[" << count << "];\n"
+       << "  " << name << "_values(p, row, t, hv, values);\n"
+       << rowStore(axis, "values", "", "  ") << "}\n\n";
+  }
+
+  /// Stores a lane's values of a row (rowValueCount of them, `values`) to
+  /// `dst`; `live` (when not empty) is a condition under which they are
+  /// stored, zeros otherwise.
+  std::string rowStore(Axis axis, const std::string &values,
+                       const std::string &live,
+                       const std::string &indent) const {
+    std::string x = live.empty() ? values + "[c]"
+                                 : "(" + live + " ? " + values + "[c] : 0.f)";
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    switch (axis) {
+    case Axis::key:
+      os << indent << "for (int c = 0; c < " << rowValueCount(axis)
+         << "; ++c)\n"
+         << indent << "  dst[threadIdx.x % 32 + 32 * c] = " << x << ";\n";
+      break;
+    case Axis::value:
+      os << indent << "for (int c = 0; c < " << rowValueCount(axis)
+         << "; ++c) {\n"
+         << indent << "  const int64_t d = threadIdx.x % 32 + 32 * c;\n"
+         << indent << "  if (d >= v0 && d < v0 + BV)\n"
+         << indent << "    dst[d - v0] = " << x << ";\n"
+         << indent << "}\n";
+      break;
+    default:
+      os << indent << "if (threadIdx.x % 32 == 0)\n"
+         << indent << "  dst[0] = "
+         << (live.empty() ? values + "[0]"
+                          : "(" + live + " ? " + values + "[0] : 0.f)")
          << ";\n";
       break;
     }
-    case Axis::value:
-      os << "  for (int i = 0; i < " << s.dv / 32 << "; ++i) {\n"
-         << "    const int64_t d = lane + 32 * i;\n"
-         << "    if (d >= v0 && d < v0 + BV)\n"
-         << "      dst[d - v0] = " << v << "[i];\n  }\n";
-      break;
-    default:
-      os << "  if (lane == 0)\n    dst[0] = " << v << ";\n";
-      break;
-    }
-    os << "}\n\n";
+    return text;
   }
 
   //===--------------------------------------------------------------------===//
@@ -453,27 +497,42 @@ private:
           if (slots.empty())
             for (int64_t i = 0; i < m; ++i)
               slots.push_back(i);
-          int64_t width = ncols(r);
-          os << "    for (int i = warp; i < " << nrows(r)
-             << "; i += WARPS) {\n"
-             << "      const int64_t t = t0 + i / " << slots.size() << ";\n"
-             << "      float *dst = " << result() << " + i * " << width
-             << ";\n"
-             << "      if (t >= eos) {\n        for (int c = lane; c < "
-             << width << "; c += 32)\n          dst[c] = 0.f;\n"
-             << "        continue;\n      }\n";
-          os << "      switch (i % " << slots.size() << ") {\n";
+          int64_t width = ncols(r), n = nrows(r), period = slots.size();
+          int64_t count = rowValueCount(t.getCols());
+          // Every row of the warp loaded before any is stored: a row past
+          // the sequence's end is loaded at its last token and stored as
+          // zeros, so that no load waits behind a branch.
+          os << "    {\n      constexpr int R = (" << n
+             << " + WARPS - 1) / WARPS; // rows a warp\n"
+             << "      float values[R][" << count << "];\n"
+             << "#pragma unroll\n"
+             << "      for (int r = 0; r < R; ++r) {\n"
+             << "        const int i = min(warp + r * WARPS, " << n - 1
+             << ");\n"
+             << "        const int64_t t = min(t0 + i / " << period
+             << ", eos - 1);\n"
+             << "        switch (i % " << period << ") {\n";
           for (auto [k, slot] : llvm::enumerate(slots)) {
-            os << "      case " << k << ": ";
+            os << "        case " << k << ": ";
             if (roleExpr(plan.substeps[slot], r.getRole()) < 0)
-              os << "for (int c = lane; c < " << width
-                 << "; c += 32) dst[c] = 0.f; break;\n";
+              os << "for (int c = 0; c < " << count
+                 << "; ++c) values[r][c] = 0.f; break;\n";
             else
               os << "prefill_s" << slot << "_" << roleName(r.getRole())
-                 << "(p, row, t, hv, v0, dst); break;\n";
+                 << "_values(p, row, t, hv, values[r]); break;\n";
             rowFunctions.insert({slot, r.getRole(), t.getCols()});
           }
-          os << "      }\n    }\n    __syncthreads();\n";
+          os << "        }\n      }\n"
+             << "#pragma unroll\n"
+             << "      for (int r = 0; r < R; ++r) {\n"
+             << "        const int i = warp + r * WARPS;\n"
+             << "        if (i >= " << n << ")\n          break;\n"
+             << "        float *dst = " << result() << " + i * " << width
+             << ";\n"
+             << "        const bool live = t0 + i / " << period
+             << " < eos;\n"
+             << rowStore(t.getCols(), "values[r]", "live", "        ")
+             << "      }\n    }\n    __syncthreads();\n";
         })
         .Case([&](ChunkCumsumOp c) {
           os << "    rkc::tile::cumsum(" << tile(c.getGate()) << ", "

@@ -21,20 +21,26 @@
 
 // EDA's erase sub-step (slot 0) has rows for the UT system (its address and
 // decayed read vector) but no write: the key and value rows are slot 1's.
-// EDA: __device__ void prefill_s0_erase_along(
+// EDA: __device__ __forceinline__ void prefill_s0_erase_along_values(
 // A row's elements are loaded with the dtype switched on once (loadRow), so
 // that a lane's loads are in flight together.
 // EDA: loadRow<2>(p.a.e, row_e, p.a.e.stride[3], lane, e{{[0-9]+}});
-// EDA: __device__ void prefill_s0_read(
-// EDA: dst[lane + 32 * i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
+// EDA: __device__ __forceinline__ void prefill_s0_read_values(
+// EDA: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
 // EDA-NOT: prefill_s0_key
 // EDA-NOT: prefill_s0_value
 // EDA: template <bool TensorCores>
 // EDA-NEXT: __device__ __forceinline__ void prefill(const Params &p) {
 // EDA: for (int64_t t0 = bos; t0 < eos; t0 += C) {
 // EDA-NOT: prefetchRows(p.a
+// A warp loads all its rows (a row past the sequence's end at its last
+// token), then stores them (zeros past the end): no load waits behind a
+// branch or a store.
 // EDA: // %{{[0-9]+}} = rec.chunk.rows value {{.*}} : !rec.tile<chunk[1], value>
-// EDA: case 0: prefill_s1_value(p, row, t, hv, v0, dst); break;
+// EDA: const int64_t t = min(t0 + i / 1, eos - 1);
+// EDA: case 0: prefill_s1_value_values(p, row, t, hv, values[r]); break;
+// EDA: const bool live = t0 + i / 1 < eos;
+// EDA: dst[d - v0] = (live ? values[r][c] : 0.f);
 // EDA: rkc::tile::utInverse(
 // Two instantiations: float32 products, and TF32 tensor cores for 16-bit outputs.
 // EDA: rkc_eda_prefill_kernel(const Params p) {
@@ -80,7 +86,7 @@
 
 // GDN's gate is a scalar: Gram products weigh a pair of rows by one exp
 // (one decay column), and the decayed read vector multiplies by a scalar.
-// GDN: dst[lane + 32 * i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}});
+// GDN: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}});
 // GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
 // GDN: rkc::tile::gram<TensorCores>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
 // GDN-NOT: __expf(e{{[0-9]+}}[i])

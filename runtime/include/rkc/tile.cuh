@@ -516,13 +516,23 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
         t[e] = 0.f;
     }
     if (warp < blocks && lane < 16) {
-      const int base = warp * 16, j = base + lane;
-      for (int i = base; i < base + 16; ++i) {
+      // The lane's column of the diagonal block stays in registers (zero
+      // above the diagonal, so each row's sum may run over every earlier
+      // row); the loops unroll, and A's rows (the same for every lane) load
+      // ahead of the chain of sums.
+      const int base = warp * 16, j = lane;
+      float column[16];
+#pragma unroll
+      for (int i = 0; i < 16; ++i) {
         float sum = i == j ? 1.f : 0.f;
-        for (int k = j; k < i; ++k)
-          sum += a[i * n + k] * t[k * n + j];
-        t[i * n + j] = i < j ? 0.f : sum;
+#pragma unroll
+        for (int k = 0; k < i; ++k)
+          sum += a[(base + i) * n + base + k] * column[k];
+        column[i] = i < j ? 0.f : sum;
       }
+#pragma unroll
+      for (int i = 0; i < 16; ++i)
+        t[(base + i) * n + base + j] = column[i];
     }
     __syncthreads();
     for (int I = 1; I < blocks; ++I) {
@@ -530,15 +540,20 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
       for (int e = threadIdx.x; e < I * 256; e += blockDim.x) {
         const int J = e / 256, r = (e / 16) % 16, c = e % 16;
         float sum = 0.f;
-        for (int k = J * 16; k < I * 16; ++k)
-          sum += a[(I * 16 + r) * n + k] * t[k * n + J * 16 + c];
+        for (int K = J; K < I; ++K)
+#pragma unroll
+          for (int k = K * 16; k < K * 16 + 16; ++k)
+            sum += a[(I * 16 + r) * n + k] * t[k * n + J * 16 + c];
         t[(J * 16 + r) * n + I * 16 + c] = sum;
       }
       __syncthreads();
+      // T[I][J] = T[I][I] P[J]; T[I][I] is zero above its diagonal, so the
+      // sum runs over all 16 rows (unrolled).
       for (int e = threadIdx.x; e < I * 256; e += blockDim.x) {
         const int J = e / 256, r = (e / 16) % 16, c = e % 16;
         float sum = 0.f;
-        for (int k = 0; k <= r; ++k)
+#pragma unroll
+        for (int k = 0; k < 16; ++k)
           sum += t[(I * 16 + r) * n + I * 16 + k] *
                  t[(J * 16 + k) * n + I * 16 + c];
         t[(I * 16 + r) * n + J * 16 + c] = sum;

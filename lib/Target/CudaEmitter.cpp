@@ -544,7 +544,8 @@ private:
           std::string dl = g.getLhsDecay() ? tile(g.getLhsDecay()) : "nullptr";
           std::string dr = g.getRhsDecay() ? tile(g.getRhsDecay()) : "nullptr";
           int64_t dcols = g.getLhsDecay() ? ncols(g.getLhsDecay()) : 1;
-          os << "    rkc::tile::gram<TensorCores>(" << tile(g.getLhs()) << ", "
+          os << "    rkc::tile::gram<TensorCores, " << ncols(g.getLhs())
+             << ">(" << tile(g.getLhs()) << ", "
              << rows(g.getLhs()) << ", " << tile(g.getRhs()) << ", "
              << rows(g.getRhs()) << ", " << ncols(g.getLhs()) << ", " << dl
              << ", " << dr << ", " << dcols << ", "

@@ -88,12 +88,12 @@
 // (one decay column), and the decayed read vector multiplies by a scalar.
 // GDN: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}});
 // GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
-// GDN: rkc::tile::gram<TensorCores>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
+// GDN: rkc::tile::gram<TensorCores, 64>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
 // GDN-NOT: __expf(e{{[0-9]+}}[i])
 
 // DeltaNet has no decay: no exponential anywhere in its kernels.
 // DELTANET-NOT: expf
-// DELTANET: rkc::tile::gram<TensorCores>({{.*}}, nullptr, nullptr, 1, true,
+// DELTANET: rkc::tile::gram<TensorCores, 64>({{.*}}, nullptr, nullptr, 1, true,
 // DELTANET-NOT: expf
 
 // BADDIM: error: @eda: rec-schedule: dk = 96 and dv = 100 must be multiples of 32 from 32 to 256

@@ -268,8 +268,9 @@ constexpr float kMaxFactoredExponent = 40.f;
 /// and NB live 8-column blocks from j0, the decay factored through the
 /// reference X (null: none, or one column of decay, applied after). NB is a
 /// compile-time constant so that the loop has no branch between the mma of
-/// one step (see productBlock).
-template <int NB>
+/// one step (see productBlock); so is the inner extent when Inner is not 0
+/// (the loop unrolls).
+template <int NB, int Inner>
 __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
                                  const float *r, Rows rRows, int inner,
                                  const float *dl, const float *dr,
@@ -277,8 +278,10 @@ __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
                                  int j0) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const bool channel = X != nullptr;
+  if (Inner)
+    inner = Inner;
   if (inner % 16 == 0 && (!channel || decayCols % 4 == 0)) {
-#pragma unroll 2
+#pragma unroll
     for (int p = 0; p < inner; p += 16) {
       const int d = p + 4 * c; // this lane's four inner indices
       float4 lo = load4(l + (i0 + g) * inner + d),
@@ -335,11 +338,14 @@ __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
 /// right one for the columns before the block; only columns inside the block
 /// can grow, so the block's largest exponent is checked, and a block past
 /// kMaxFactoredExponent is computed pair by pair (exact, slower).
+template <int Inner>
 __device__ inline void gramTensorCores(const float *l, Rows lRows,
                                        const float *r, Rows rRows, int inner,
                                        const float *dl, const float *dr,
                                        int decayCols, bool strict,
                                        float *out) {
+  if (Inner)
+    inner = Inner;
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const int R = rRows.count;
   const ProductPlan plan(lRows.count / 16, R);
@@ -366,16 +372,22 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
     if (channel) {
       // Both factors' largest exponents (the left one only grows if a gate
       // is positive).
+      // (Unrolled: the loads are independent, only the maxima chain.)
       float worst = -3.4e38f;
+#pragma unroll 4
       for (int i = i0; i < i0 + 16; ++i) {
         const float *a = dl + lRows.real(i) * decayCols;
+#pragma unroll
         for (int d = lane; d < inner; d += 32)
           worst = fmaxf(worst, a[d] - X[d]);
       }
-      for (int j = j0; j < jEnd; ++j) {
-        if (!live(j))
-          break;
+      int liveColumns = 0; // a prefix (the mask is causal)
+      while (j0 + liveColumns < jEnd && live(j0 + liveColumns))
+        ++liveColumns;
+#pragma unroll 4
+      for (int j = j0; j < j0 + liveColumns; ++j) {
         const float *b = dr + rRows.real(j) * decayCols;
+#pragma unroll
         for (int d = lane; d < inner; d += 32)
           worst = fmaxf(worst, X[d] - b[d]);
       }
@@ -402,16 +414,16 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
     float acc[4][4] = {};
     switch (liveBlocks) {
     case 4:
-      gramBlock<4>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      gramBlock<4, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
       break;
     case 3:
-      gramBlock<3>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      gramBlock<3, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
       break;
     case 2:
-      gramBlock<2>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      gramBlock<2, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
       break;
     default:
-      gramBlock<1>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      gramBlock<1, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
     }
 #pragma unroll
     for (int nb = 0; nb < 4; ++nb) {
@@ -439,16 +451,19 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
 /// (dl == nullptr) there is no exponential; with one column of decay the
 /// weight is one scalar per pair. The mask is applied before the exp.
 /// TensorCores: TF32 products, bf16 with RKC_BF16_PRODUCTS (the kernels for
-/// 16-bit inputs).
-template <bool TensorCores>
+/// 16-bit inputs). Inner (when not 0) is `inner` known at compile time: the
+/// loops over it unroll.
+template <bool TensorCores, int Inner = 0>
 __device__ inline void gram(const float *l, Rows lRows, const float *r,
                             Rows rRows, int inner, const float *dl,
                             const float *dr, int decayCols, bool strict,
                             float *out) {
+  if (Inner)
+    inner = Inner;
   if (TensorCores && lRows.count % 16 == 0 && rRows.count % 8 == 0 &&
       inner % 8 == 0) {
-    gramTensorCores(l, lRows, r, rRows, inner, dl, dr, decayCols, strict,
-                    out);
+    gramTensorCores<Inner>(l, lRows, r, rRows, inner, dl, dr, decayCols,
+                           strict, out);
     __syncthreads();
     return;
   }

@@ -486,6 +486,11 @@ private:
          << "    // (scaled from S by the product below)\n";
       return;
     }
+    if (addedByOutput.contains(op)) {
+      os << "    " << opComment(op) << "\n"
+         << "    // (added by the output below as it stores)\n";
+      return;
+    }
     os << "    " << opComment(op) << "\n";
     profiledOps.push_back(opComment(op).substr(3));
     os << "    RKC_PROFILE_BEGIN();\n";
@@ -647,6 +652,10 @@ private:
         .Case([&](ChunkOutputOp out) {
           auto t = cast<TileType>(out.getOutput().getType());
           size_t ns = t.getRowSlots().empty() ? m : t.getRowSlots().size();
+          std::string value = tile(out.getOutput()) + "[e]";
+          if (ChunkAddOp sum = sumOfOutput.lookup(out))
+            value = "rkc::tile::toFloat(" + tile(sum.getLhs()) +
+                    "[e]) + rkc::tile::toFloat(" + tile(sum.getRhs()) + "[e])";
           os << "    for (int e = threadIdx.x; e < " << nrows(out.getOutput())
              << " * BV; e += THREADS) {\n"
              << "      const int64_t t = t0 + (e / BV) / " << ns << ";\n"
@@ -654,8 +663,8 @@ private:
              << "        store(p.a.o, row * p.a.o.stride[0] + t * "
                 "p.a.o.stride[1] + hv * p.a.o.stride[2] + (v0 + e % BV) * "
                 "p.a.o.stride[3], "
-             << tile(out.getOutput())
-             << "[e]);\n    }\n    __syncthreads(); // the next op may reuse "
+             << value
+             << ");\n    }\n    __syncthreads(); // the next op may reuse "
                 "this tile's space\n";
         })
         .Case([&](ChunkYieldOp y) {
@@ -840,6 +849,7 @@ private:
     sumOfProduct.clear();
     folded.clear();
     scaledIntoProduct.clear();
+    addedByOutput.clear();
     sumIntoState = nullptr;
     for (Operation &op : body) {
       auto mm = dyn_cast<ChunkMatmulOp>(op);
@@ -882,6 +892,22 @@ private:
     // stores, from S itself: no pass, no tile and no barrier of its own.
     // S must still hold the entering state then: the sum stored into S (if
     // any) is this one or comes later.
+    // A sum that only the output reads, right before it, is added as the
+    // output stores (no pass, tile or barrier of its own; its addends are
+    // read where the sum stood, before anything reuses their space).
+    sumOfOutput.clear();
+    for (Operation &op : body) {
+      auto out = dyn_cast<ChunkOutputOp>(op);
+      auto sum = out ? out.getOutput().getDefiningOp<ChunkAddOp>() : nullptr;
+      if (!sum || sum->getNextNode() != &op || !sum->hasOneUse() ||
+          folded.contains(sum) ||
+          phase(*sum) != phase(op) || sum->hasAttr("rec.to_scan") ||
+          sum->hasAttr("rec.per_value_tile") !=
+              op.hasAttr("rec.per_value_tile"))
+        continue;
+      sumOfOutput[&op] = sum;
+      addedByOutput.insert(sum);
+    }
     decayedAddend.clear();
     Operation *intoState = nullptr;
     for (auto [product, sum] : sumOfProduct)
@@ -959,14 +985,15 @@ private:
     planProductOperands(body, offsets, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S, nor a decay_state its
-    // product scales from S: nothing names those).
+    // product scales from S, nor a sum the output adds: nothing names
+    // those).
     for (Operation &op : body) {
       bool here = which == "all" || phase(op) == "both" ||
                   phase(op) == which ||
                   (which == "scan" && op.hasAttr("rec.to_scan") &&
                    !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState ||
-          scaledIntoProduct.contains(&op))
+          scaledIntoProduct.contains(&op) || addedByOutput.contains(&op))
         continue;
       for (Value r : op.getResults()) {
         if (!here)
@@ -1778,6 +1805,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   // decay_state ops a product's sum scales from S (planFusedSums), by product.
   llvm::DenseMap<Operation *, ChunkDecayStateOp> decayedAddend;
   llvm::DenseSet<Operation *> scaledIntoProduct;
+  // Sums the output adds as it stores (planFusedSums), by output op.
+  llvm::DenseMap<Operation *, ChunkAddOp> sumOfOutput;
+  llvm::DenseSet<Operation *> addedByOutput;
   Operation *sumIntoState = nullptr; // a folded sum written straight to S
 };
 

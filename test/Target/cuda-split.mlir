@@ -103,6 +103,12 @@
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
+// The output's sum (Q S + A U, plus the staged A V) is added as the output
+// stores: no add pass, no tile30.
+// CHECK-NOT: float *const tile30 =
+// CHECK: rec.chunk.add %27, %29
+// CHECK-NEXT: // (added by the output below as it stores)
+// CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile27[e]) + rkc::tile::toFloat(tile29[e]));
 // The state decayed over the chunk is the addend of the next product's sum:
 // the product scales S as it stores (no decayState pass, no tile31).
 // CHECK-NOT: float *const tile31 =

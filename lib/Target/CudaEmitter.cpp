@@ -476,6 +476,11 @@ private:
   }
 
   void emitChunkOp(Operation *op, llvm::raw_ostream &os) {
+    if (pairedFirst.contains(op)) {
+      os << "    " << opComment(op) << "\n"
+         << "    // (computed with the product below)\n";
+      return;
+    }
     if (folded.contains(op)) {
       os << "    " << opComment(op) << "\n"
          << "    // (computed by the product above)\n";
@@ -617,6 +622,10 @@ private:
           int64_t inner = t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
           ChunkAddOp sum = sumOfProduct.lookup(mm);
           std::string out = result(), addend;
+          if (ChunkMatmulOp first = firstOfPair.lookup(mm)) {
+            emitProductPair(first, mm, sum, os);
+            return;
+          }
           ChunkDecayStateOp decay = decayedAddend.lookup(mm);
           if (sum) {
             out = sum == sumIntoState ? "S" : tile(sum.getResult());
@@ -677,6 +686,38 @@ private:
           unsupported = other->getName().getStringRef().str();
         });
     os << "    RKC_PROFILE_END(" << profiledOps.size() - 1 << ");\n";
+  }
+
+  /// `second`'s sum, out = A1 B1 + A2 B2 + x, where x is what `first`'s
+  /// folded sum adds (planFusedSums' pairs): one matmulPair.
+  void emitProductPair(ChunkMatmulOp first, ChunkMatmulOp second,
+                       ChunkAddOp sum, llvm::raw_ostream &os) {
+    bool t = second.getTransposeLhs();
+    ChunkAddOp firstSum = sumOfProduct.lookup(first);
+    Value x = otherAddend(firstSum, first.getResult());
+    ChunkDecayStateOp decay = decayedAddend.lookup(first);
+    std::string out = sum == sumIntoState ? "S" : tile(sum.getResult());
+    std::string addend = decay ? "S" : tile(x);
+    auto inner = [&](ChunkMatmulOp mm) {
+      return t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
+    };
+    auto operands = [&](ChunkMatmulOp mm) {
+      return tile(mm.getLhs()) + ", " + tile(mm.getRhs()) + ", " +
+             std::to_string(stagedStride(mm.getLhs())) + ", " +
+             (isa<BlockArgument>(mm.getRhs()) ? "SLD" : "0");
+    };
+    os << "    // with the sums below: " << out << " = A1 B1 + A2 B2 + "
+       << addend << (decay ? " decayed over the chunk" : "")
+       << (sum == sumIntoState ? ", the chunk's new state" : "") << "\n"
+       << "    rkc::tile::matmulPair<TensorCores, " << inner(first) << ", "
+       << inner(second) << ">(" << operands(first) << ", "
+       << operands(second) << ", " << nrows(second) << ", " << ncols(second)
+       << ", " << (t ? "true" : "false") << ", " << out << ", "
+       << (sum == sumIntoState ? "SLD" : "0") << ", " << addend;
+    if (decay)
+      os << ", rkc::tile::RowDecay{" << tile(decay.getDecay()) << ", "
+         << ncols(decay.getDecay()) << ", L}, SLD";
+    os << ");\n";
   }
 
   /// Whether a prep value keeps all its rows or its last one only.
@@ -925,6 +966,45 @@ private:
       decayedAddend[product] = decay;
       scaledIntoProduct.insert(decay);
     }
+    // Two products in a row whose folded sums chain (the second adds the
+    // first's sum, its only reader) are one pass: out = A1 B1 + A2 B2 + x
+    // (matmulPair), the first's sum never stored.
+    firstOfPair.clear();
+    pairedFirst.clear();
+    for (auto [product, sum] : sumOfProduct) {
+      auto second = cast<ChunkMatmulOp>(product);
+      Value x = otherAddend(sum, second.getResult());
+      // Ops a staged scan does not print (prep ops: their values are in
+      // the staging buffer) may stand between them.
+      auto silent = [&](Operation *op) {
+        return op && emitting == "scan" && s.stageFloats &&
+               phase(*op) == "prep";
+      };
+      auto next = [&](Operation *op) {
+        do
+          op = op->getNextNode();
+        while (silent(op));
+        return op;
+      };
+      auto prev = [&](Operation *op) {
+        do
+          op = op->getPrevNode();
+        while (silent(op));
+        return op;
+      };
+      auto firstSum = x.getDefiningOp<ChunkAddOp>();
+      if (!firstSum || !firstSum->hasOneUse() || next(firstSum) != product)
+        continue;
+      auto first = dyn_cast_or_null<ChunkMatmulOp>(prev(firstSum));
+      if (!first || sumOfProduct.lookup(first) != firstSum ||
+          first.getTransposeLhs() != second.getTransposeLhs() ||
+          first.getType() != second.getType() ||
+          (sumIntoState && sumOfProduct.lookup(first) == sumIntoState))
+        continue;
+      firstOfPair[product] = first;
+      pairedFirst.insert(first);
+      pairedFirst.insert(firstSum);
+    }
   }
 
   /// The scan's tiles that only bf16 products read (every reader a product
@@ -993,7 +1073,8 @@ private:
                   (which == "scan" && op.hasAttr("rec.to_scan") &&
                    !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState ||
-          scaledIntoProduct.contains(&op) || addedByOutput.contains(&op))
+          scaledIntoProduct.contains(&op) || addedByOutput.contains(&op) ||
+          pairedFirst.contains(&op))
         continue;
       for (Value r : op.getResults()) {
         if (!here)
@@ -1808,6 +1889,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   // Sums the output adds as it stores (planFusedSums), by output op.
   llvm::DenseMap<Operation *, ChunkAddOp> sumOfOutput;
   llvm::DenseSet<Operation *> addedByOutput;
+  // Products computed with the next one (planFusedSums), by the second;
+  // the first products and their sums, which print nothing.
+  llvm::DenseMap<Operation *, ChunkMatmulOp> firstOfPair;
+  llvm::DenseSet<Operation *> pairedFirst;
   Operation *sumIntoState = nullptr; // a folded sum written straight to S
 };
 

@@ -110,16 +110,20 @@
 // CHECK-NEXT: // (added by the output below as it stores)
 // CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile27[e]) + rkc::tile::toFloat(tile29[e]));
 // The state decayed over the chunk is the addend of the next product's sum:
-// the product scales S as it stores (no decayState pass, no tile31).
+// the product scales S as it stores (no decayState pass, no tile31). That
+// sum's only reader is the last product's sum: the two products are one
+// pass (matmulPair, no tile35), which stores the new state into S itself
+// (no yield copy).
 // CHECK-NOT: float *const tile31 =
+// CHECK-NOT: float *const tile35 =
 // CHECK: rec.chunk.decay_state
 // CHECK-NEXT: // (scaled from S by the product below)
-// CHECK: // with the sum below: tile35 = A B + S decayed over the chunk
-// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile33, tile20, 64, 16, 32, true, tile35, 72, 0, S, 0, rkc::tile::RowDecay{tile1, 64, L}, SLD);
-// The last product adds the decayed state and stores the new state into S
-// itself: no yield copy.
-// CHECK: // with the sum below: S = A B + tile35, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile36, tile4, 64, 16, 32, true, S, 72, 0, tile35, SLD);
+// CHECK: %34 = rec.chunk.matmul %33, %20
+// CHECK-NEXT: // (computed with the product below)
+// CHECK: %35 = rec.chunk.add %31, %34
+// CHECK-NEXT: // (computed with the product below)
+// CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile33, tile20, 72, 0, tile36, tile4, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{tile1, 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile38[e];

@@ -16,6 +16,7 @@
 
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <type_traits>
 
 namespace rkc {
 namespace tile {
@@ -804,22 +805,52 @@ struct RowDecay {
   }
 };
 
-/// A warp's block of out = A B (+ addend): productBlock, then the stores.
-template <int NB, int Inner, typename TA, typename TB, typename TD,
-          typename TO>
-__device__ inline void productTask(const TA *a, const TB *b, int k, int n,
-                                   bool transposeA, TO *out, int lda,
-                                   int ldb, const TD *addend, int ldo,
-                                   RowDecay decay, int lde, int i0, int j0) {
+/// One product of a sum of products (matmul, matmulPair): A (m x k, or
+/// k x m with transposeA) times B (k x n), their rows lda and ldb elements
+/// apart; Inner is k known at compile time (0: k at run time).
+template <int Inner, typename TA, typename TB> struct Product {
+  const TA *a;
+  const TB *b;
+  int k, lda, ldb;
+};
+/// No second product.
+struct NoProduct {};
+
+/// acc = a warp's block of one Product (productBlock), with ldmatrix for
+/// its 16-bit operands when their rows are aligned for it (the scan's
+/// staged tiles are).
+template <int NB, int Inner, typename TA, typename TB>
+__device__ inline void accumulate(float (&acc)[NB][4],
+                                  const Product<Inner, TA, TB> &p,
+                                  bool transposeA, int i0, int j0) {
+  if ((sizeof(TA) != 2 || matrixRows(p.a, p.lda)) &&
+      (sizeof(TB) != 2 || matrixRows(p.b, p.ldb)))
+    productBlock<NB, Inner, true>(acc, p.a, p.b, p.k, transposeA, p.lda,
+                                  p.ldb, i0, j0);
+  else
+    productBlock<NB, Inner, false>(acc, p.a, p.b, p.k, transposeA, p.lda,
+                                   p.ldb, i0, j0);
+}
+
+/// A warp's block of out = P1 (+ P2) (+ addend): the products (two
+/// independent chains of mma when there are two), then the stores.
+template <int NB, typename P1, typename P2, typename TD, typename TO>
+__device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
+                                   bool transposeA, TO *out, int ldo,
+                                   const TD *addend, RowDecay decay, int lde,
+                                   int i0, int j0) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   float acc[NB][4];
-  // ldmatrix for the 16-bit operands when their rows are aligned for it
-  // (the scan's staged tiles are).
-  if ((sizeof(TA) != 2 || matrixRows(a, lda)) &&
-      (sizeof(TB) != 2 || matrixRows(b, ldb)))
-    productBlock<NB, Inner, true>(acc, a, b, k, transposeA, lda, ldb, i0, j0);
-  else
-    productBlock<NB, Inner, false>(acc, a, b, k, transposeA, lda, ldb, i0, j0);
+  accumulate<NB>(acc, p1, transposeA, i0, j0);
+  if constexpr (!std::is_same<P2, NoProduct>::value) {
+    float more[NB][4];
+    accumulate<NB>(more, p2, transposeA, i0, j0);
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        acc[nb][q] += more[nb][q];
+  }
   // The two rows this lane stores.
   const float scale[2] = {decay(i0 + g), decay(i0 + g + 8)};
 #pragma unroll
@@ -831,6 +862,53 @@ __device__ inline void productTask(const TA *a, const TB *b, int k, int n,
           acc[nb][q] +
           (addend ? toFloat(addend[i * lde + j]) * scale[q / 2] : 0.f));
     }
+}
+
+/// The tensor-core form of matmul and matmulPair: one warp per 16-row block
+/// of out and 8, 16 or 32 of its columns (ProductPlan), the column-block
+/// count a compile-time constant of productTask.
+template <typename P1, typename P2, typename TD, typename TO>
+__device__ inline void productTasks(const P1 &p1, const P2 &p2, int m, int n,
+                                    bool transposeA, TO *out, int ldo,
+                                    const TD *addend, RowDecay decay,
+                                    int lde) {
+  const ProductPlan plan(m / 16, n);
+  for (int task = threadIdx.x / 32; task < plan.tasks;
+       task += blockDim.x / 32) {
+    const int i0 = (task / plan.groups) * 16,
+              j0 = (task % plan.groups) * plan.width;
+    // The block's column blocks (the last group of a ragged n has fewer).
+    switch ((min(j0 + plan.width, n) - j0) / 8) {
+    case 4:
+      productTask<4>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0,
+                     j0);
+      break;
+    case 3:
+      productTask<3>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0,
+                     j0);
+      break;
+    case 2:
+      productTask<2>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0,
+                     j0);
+      break;
+    default:
+      productTask<1>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0,
+                     j0);
+    }
+  }
+  __syncthreads();
+}
+
+/// One element of A B on CUDA cores (the float32 kernels).
+template <typename TA, typename TB>
+__device__ inline float productElement(const TA *a, const TB *b, int k,
+                                       bool transposeA, int lda, int ldb,
+                                       int i, int j) {
+  float sum = 0.f;
+  for (int p = 0; p < k; ++p)
+    sum += toFloat(transposeA ? a[p * lda + i] : a[i * lda + p]) *
+           toFloat(b[p * ldb + j]);
+  return sum;
 }
 
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
@@ -865,39 +943,56 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
   if (!lde)
     lde = n;
   if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
-    const ProductPlan plan(m / 16, n);
-    for (int task = threadIdx.x / 32; task < plan.tasks;
-         task += blockDim.x / 32) {
-      const int i0 = (task / plan.groups) * 16,
-                j0 = (task % plan.groups) * plan.width;
-      // The block's column blocks (the last group of a ragged n has fewer).
-      switch ((min(j0 + plan.width, n) - j0) / 8) {
-      case 4:
-        productTask<4, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
-                              ldo, decay, lde, i0, j0);
-        break;
-      case 3:
-        productTask<3, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
-                              ldo, decay, lde, i0, j0);
-        break;
-      case 2:
-        productTask<2, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
-                              ldo, decay, lde, i0, j0);
-        break;
-      default:
-        productTask<1, Inner>(a, b, k, n, transposeA, out, lda, ldb, addend,
-                              ldo, decay, lde, i0, j0);
-      }
-    }
-    __syncthreads();
+    productTasks(Product<Inner, TA, TB>{a, b, k, lda, ldb}, NoProduct{}, m, n,
+                 transposeA, out, ldo, addend, decay, lde);
     return;
   }
   for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
     int i = e / n, j = e % n;
-    float sum = 0.f;
-    for (int p = 0; p < k; ++p)
-      sum += toFloat(transposeA ? a[p * lda + i] : a[i * lda + p]) *
-             toFloat(b[p * ldb + j]);
+    const float sum = productElement(a, b, k, transposeA, lda, ldb, i, j);
+    out[i * ldo + j] = fromFloat<TO>(
+        sum + (addend ? toFloat(addend[i * lde + j]) * decay(i) : 0.f));
+  }
+  __syncthreads();
+}
+
+/// out = A1 B1 + A2 B2 (+ addend), two products of the same shape (m x n,
+/// both Aᵀ with transposeA) with inner extents k1 and k2 (Inner1, Inner2
+/// at compile time), as matmul computes one: a sum of two products in one
+/// pass, each warp running both chains of mma. The rest as matmul's.
+template <bool TensorCores, int Inner1, int Inner2, typename TA1,
+          typename TB1, typename TA2, typename TB2, typename TO,
+          typename TD = float>
+__device__ inline void matmulPair(const TA1 *a1, const TB1 *b1, int lda1,
+                                  int ldb1, const TA2 *a2, const TB2 *b2,
+                                  int lda2, int ldb2, int m, int n,
+                                  bool transposeA, TO *out, int ldo,
+                                  const TD *addend, RowDecay decay = {},
+                                  int lde = 0) {
+  if (!lda1)
+    lda1 = transposeA ? m : Inner1;
+  if (!lda2)
+    lda2 = transposeA ? m : Inner2;
+  if (!ldb1)
+    ldb1 = n;
+  if (!ldb2)
+    ldb2 = n;
+  if (!ldo)
+    ldo = n;
+  if (!lde)
+    lde = n;
+  if (TensorCores && m % 16 == 0 && n % 8 == 0 && Inner1 % 8 == 0 &&
+      Inner2 % 8 == 0) {
+    productTasks(Product<Inner1, TA1, TB1>{a1, b1, Inner1, lda1, ldb1},
+                 Product<Inner2, TA2, TB2>{a2, b2, Inner2, lda2, ldb2}, m, n,
+                 transposeA, out, ldo, addend, decay, lde);
+    return;
+  }
+  for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
+    int i = e / n, j = e % n;
+    const float sum =
+        productElement(a1, b1, Inner1, transposeA, lda1, ldb1, i, j) +
+        productElement(a2, b2, Inner2, transposeA, lda2, ldb2, i, j);
     out[i * ldo + j] = fromFloat<TO>(
         sum + (addend ? toFloat(addend[i * lde + j]) * decay(i) : 0.f));
   }

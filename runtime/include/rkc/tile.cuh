@@ -899,16 +899,44 @@ __device__ inline void productTasks(const P1 &p1, const P2 &p2, int m, int n,
   __syncthreads();
 }
 
-/// One element of A B on CUDA cores (the float32 kernels).
-template <typename TA, typename TB>
-__device__ inline float productElement(const TA *a, const TB *b, int k,
-                                       bool transposeA, int lda, int ldb,
-                                       int i, int j) {
+/// One element of a Product on CUDA cores (the float32 kernels); 0 of none.
+template <int Inner, typename TA, typename TB>
+__device__ inline float productElement(const Product<Inner, TA, TB> &p,
+                                       bool transposeA, int i, int j) {
   float sum = 0.f;
-  for (int p = 0; p < k; ++p)
-    sum += toFloat(transposeA ? a[p * lda + i] : a[i * lda + p]) *
-           toFloat(b[p * ldb + j]);
+  for (int q = 0; q < p.k; ++q)
+    sum += toFloat(transposeA ? p.a[q * p.lda + i] : p.a[i * p.lda + q]) *
+           toFloat(p.b[q * p.ldb + j]);
   return sum;
+}
+__device__ inline float productElement(const NoProduct &, bool, int, int) {
+  return 0.f;
+}
+
+/// out = P1 + P2 (+ addend) for matmul and matmulPair: on tensor cores
+/// when the shapes allow (productTasks), else element by element.
+template <bool TensorCores, typename P1, typename P2, typename TD,
+          typename TO>
+__device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
+                                  bool tensorShapes, bool transposeA, TO *out,
+                                  int ldo, const TD *addend, RowDecay decay,
+                                  int lde) {
+  if (!ldo)
+    ldo = n;
+  if (!lde)
+    lde = n;
+  if (TensorCores && tensorShapes && m % 16 == 0 && n % 8 == 0) {
+    productTasks(p1, p2, m, n, transposeA, out, ldo, addend, decay, lde);
+    return;
+  }
+  for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
+    int i = e / n, j = e % n;
+    const float sum = productElement(p1, transposeA, i, j) +
+                      productElement(p2, transposeA, i, j);
+    out[i * ldo + j] = fromFloat<TO>(
+        sum + (addend ? toFloat(addend[i * lde + j]) * decay(i) : 0.f));
+  }
+  __syncthreads();
 }
 
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
@@ -934,32 +962,16 @@ __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
                               int ldo = 0, RowDecay decay = {}, int lde = 0) {
   if (Inner)
     k = Inner;
-  if (!lda)
-    lda = transposeA ? m : k;
-  if (!ldb)
-    ldb = n;
-  if (!ldo)
-    ldo = n;
-  if (!lde)
-    lde = n;
-  if (TensorCores && m % 16 == 0 && n % 8 == 0 && k % 8 == 0) {
-    productTasks(Product<Inner, TA, TB>{a, b, k, lda, ldb}, NoProduct{}, m, n,
-                 transposeA, out, ldo, addend, decay, lde);
-    return;
-  }
-  for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
-    int i = e / n, j = e % n;
-    const float sum = productElement(a, b, k, transposeA, lda, ldb, i, j);
-    out[i * ldo + j] = fromFloat<TO>(
-        sum + (addend ? toFloat(addend[i * lde + j]) * decay(i) : 0.f));
-  }
-  __syncthreads();
+  productSum<TensorCores>(
+      Product<Inner, TA, TB>{a, b, k, lda ? lda : transposeA ? m : k,
+                             ldb ? ldb : n},
+      NoProduct{}, m, n, k % 8 == 0, transposeA, out, ldo, addend, decay, lde);
 }
 
 /// out = A1 B1 + A2 B2 (+ addend), two products of the same shape (m x n,
-/// both Aᵀ with transposeA) with inner extents k1 and k2 (Inner1, Inner2
-/// at compile time), as matmul computes one: a sum of two products in one
-/// pass, each warp running both chains of mma. The rest as matmul's.
+/// both Aᵀ with transposeA) with inner extents Inner1 and Inner2, as matmul
+/// computes one: a sum of two products in one pass, each warp running both
+/// chains of mma. The rest as matmul's.
 template <bool TensorCores, int Inner1, int Inner2, typename TA1,
           typename TB1, typename TA2, typename TB2, typename TO,
           typename TD = float>
@@ -969,34 +981,15 @@ __device__ inline void matmulPair(const TA1 *a1, const TB1 *b1, int lda1,
                                   bool transposeA, TO *out, int ldo,
                                   const TD *addend, RowDecay decay = {},
                                   int lde = 0) {
-  if (!lda1)
-    lda1 = transposeA ? m : Inner1;
-  if (!lda2)
-    lda2 = transposeA ? m : Inner2;
-  if (!ldb1)
-    ldb1 = n;
-  if (!ldb2)
-    ldb2 = n;
-  if (!ldo)
-    ldo = n;
-  if (!lde)
-    lde = n;
-  if (TensorCores && m % 16 == 0 && n % 8 == 0 && Inner1 % 8 == 0 &&
-      Inner2 % 8 == 0) {
-    productTasks(Product<Inner1, TA1, TB1>{a1, b1, Inner1, lda1, ldb1},
-                 Product<Inner2, TA2, TB2>{a2, b2, Inner2, lda2, ldb2}, m, n,
-                 transposeA, out, ldo, addend, decay, lde);
-    return;
-  }
-  for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
-    int i = e / n, j = e % n;
-    const float sum =
-        productElement(a1, b1, Inner1, transposeA, lda1, ldb1, i, j) +
-        productElement(a2, b2, Inner2, transposeA, lda2, ldb2, i, j);
-    out[i * ldo + j] = fromFloat<TO>(
-        sum + (addend ? toFloat(addend[i * lde + j]) * decay(i) : 0.f));
-  }
-  __syncthreads();
+  productSum<TensorCores>(
+      Product<Inner1, TA1, TB1>{a1, b1, Inner1,
+                                lda1 ? lda1 : transposeA ? m : Inner1,
+                                ldb1 ? ldb1 : n},
+      Product<Inner2, TA2, TB2>{a2, b2, Inner2,
+                                lda2 ? lda2 : transposeA ? m : Inner2,
+                                ldb2 ? ldb2 : n},
+      m, n, Inner1 % 8 == 0 && Inner2 % 8 == 0, transposeA, out, ldo, addend,
+      decay, lde);
 }
 
 /// Warp-wide sum.

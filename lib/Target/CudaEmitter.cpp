@@ -873,6 +873,16 @@ private:
     return text;
   }
 
+  /// Whether the scan being written reads `v` from its staging buffer (a
+  /// prep value of a scan that stages): there from the chunk's start, in a
+  /// place no scan tile shares.
+  bool stagedPrepValue(Value v,
+                       llvm::function_ref<StringRef(Operation &)> phase) const {
+    Operation *def = v.getDefiningOp();
+    return emitting == "scan" && s.stageFloats && def &&
+           phase(*def) == "prep";
+  }
+
   /// The addend of `sum` other than `v`.
   static Value otherAddend(ChunkAddOp sum, Value v) {
     return sum.getLhs() == v ? sum.getRhs() : sum.getLhs();
@@ -906,8 +916,7 @@ private:
       if (x == mm.getResult() || isa<BlockArgument>(x))
         continue;
       // A staged prep value is there from the chunk's start.
-      bool staged = emitting == "scan" && s.stageFloats &&
-                    phase(*x.getDefiningOp()) == "prep";
+      bool staged = stagedPrepValue(x, phase);
       if (!staged && !x.getDefiningOp()->isBeforeInBlock(&op))
         continue;
       auto where = [&](Value v) { return at.lookup(v); };
@@ -1042,9 +1051,7 @@ private:
       if (sum == sumIntoState || !onlyProducts(sum.getResult()))
         continue;
       Value x = otherAddend(sum, mm.getResult());
-      bool staged = s.stageFloats && x.getDefiningOp() &&
-                    phase(*x.getDefiningOp()) == "prep";
-      if (staged || at.lookup(x) != at.lookup(sum.getResult()))
+      if (stagedPrepValue(x, phase) || at.lookup(x) != at.lookup(sum.getResult()))
         productOperands.insert(sum.getResult());
     }
   }
@@ -1507,6 +1514,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     }
   }
 
+  /// Whether a decode sub-step's gate is per key channel (else a scalar).
+  bool channelGate(const SpecPlan::Substep &sub) const {
+    return sub.gate >= 0 && decodePlan.exprs[sub.gate].side == Side::Key;
+  }
+
   void emitDecodeKernel(llvm::raw_ostream &os) {
     // The state slice lives in registers: thread (group, c) holds column c
     // of the value tile at rows group + GROUPS * i, so that a warp's loads
@@ -1583,8 +1595,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     int role = 0;
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
-      bool channel =
-          sub.gate >= 0 && decodePlan.exprs[sub.gate].side == Side::Key;
+      bool channel = channelGate(sub);
       auto call = [&](RowRole r, const std::string &dst) {
         if (roleExpr(sub, r) < 0)
           return;
@@ -1621,8 +1632,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     };
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
-      bool channel =
-          sub.gate >= 0 && decodePlan.exprs[sub.gate].side == Side::Key;
+      bool channel = channelGate(sub);
       std::string n = std::to_string(slot);
       os << "    // Sub-step " << slot << ": S ← Diag(exp g) S - α x (bᵀS) "
             "+ κ k vᵀ\n";
@@ -1881,8 +1891,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   // Sums folded into the product before them (planFusedSums), per kernel:
   // the product -> its sum, and the sums (and yields) not printed at all.
   llvm::DenseMap<Operation *, ChunkAddOp> sumOfProduct;
-  llvm::DenseSet<Value> productOperands;
   llvm::DenseSet<Operation *> folded;
+  // Scan tiles stored as 16-bit product operands (planProductOperands).
+  llvm::DenseSet<Value> productOperands;
   // decay_state ops a product's sum scales from S (planFusedSums), by product.
   llvm::DenseMap<Operation *, ChunkDecayStateOp> decayedAddend;
   llvm::DenseSet<Operation *> scaledIntoProduct;

@@ -168,8 +168,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     for (Operation *op : ops)
       if (op->getNumResults())
         op->setAttr(attr, builder.getI64IntegerAttr(at.lookup(op->getResult(0))));
-    int64_t peak = std::min(peakTogether, peakApart);
-    return peak;
+    return std::min(peakTogether, peakApart);
   }
 
   /// Plans the chunk body; returns the floats it needs, state slice included.

@@ -353,11 +353,9 @@ private:
 
   /// The device function of one row of `role` for sub-step `slot`:
   /// `..._values` computes a lane's values of it (DK / 32 of the key axis,
-  /// DV / 32 of the value axis, or the one float), loads only. The chunk
-  /// kernels call it for all of a warp's rows before storing any, so that
-  /// the rows' loads are in flight together; decode also gets one that
-  /// writes the row to `dst` (DK floats, the block's BV value columns, or 1
-  /// float).
+  /// DV / 32 of the value axis, or the one float), loads only. The kernels
+  /// call it for all of a warp's rows before storing any, so that the rows'
+  /// loads are in flight together.
   void emitRowFunction(const SpecPlan &p, const std::string &prefix,
                        int slot, RowRole role, Axis axis,
                        llvm::raw_ostream &os) {
@@ -394,14 +392,6 @@ private:
       os << "  for (int i = 0; i < " << count << "; ++i)\n"
          << "    out[i] = " << v << (vec ? "[i]" : "") << factor << ";\n";
     os << "}\n\n";
-    if (prefix != "decode") // the chunk kernels store rows themselves
-      return;
-    os << "__device__ void " << name
-       << "(const Params &p, int64_t row, int64_t t, int64_t hv, int64_t v0, "
-          "float *dst) {\n"
-       << "  float values[" << count << "];\n"
-       << "  " << name << "_values(p, row, t, hv, values);\n"
-       << rowStore(axis, "values", "", "  ") << "}\n\n";
   }
 
   /// Stores a lane's values of a row (rowValueCount of them, `values`) to
@@ -1504,14 +1494,20 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
             RowRole::write_strength, RowRole::query}) {
         if (roleExpr(sub, role) < 0)
           continue;
-        Axis axis = role == RowRole::value ? Axis::value
-                    : (role == RowRole::strength ||
-                       role == RowRole::write_strength)
-                        ? Axis::one
-                        : Axis::key;
-        emitRowFunction(decodePlan, "decode", slot, role, axis, os);
+        emitRowFunction(decodePlan, "decode", slot, role, decodeAxis(role),
+                        os);
       }
     }
+  }
+
+  /// The axis of a decode row vector: value, one float (the strengths) or
+  /// key.
+  static Axis decodeAxis(RowRole role) {
+    if (role == RowRole::value)
+      return Axis::value;
+    if (role == RowRole::strength || role == RowRole::write_strength)
+      return Axis::one;
+    return Axis::key;
   }
 
   /// Whether a decode sub-step's gate is per key channel (else a scalar).
@@ -1559,7 +1555,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  for (int gr = 0; gr < GROUPS; ++gr)\n"
        << "    sum += partial[gr * BV + c];\n"
        << "  return sum;\n}\n\n"
-       << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
+       << "// Decode's speed is the state slices in flight: the registers "
+          "must leave room\n// for RKC_DECODE_BLOCKS blocks an SM.\n"
+       << "#ifndef RKC_DECODE_BLOCKS\n#define RKC_DECODE_BLOCKS 1\n#endif\n"
+       << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
+          "RKC_DECODE_BLOCKS)\nrkc_"
        << name << "_decode_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
        << "  float *const smem = reinterpret_cast<float *>(smem4);\n"
@@ -1590,40 +1590,50 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  float *const strengths" << n << " = value" << n << " + BV;\n";
     }
     os << "  for (int64_t t = bos; t < eos; ++t) {\n"
-       << "    // Every sub-step's row vectors, one warp a role (their loads "
-          "in parallel).\n";
-    int role = 0;
+       << "    // Every sub-step's row vectors: the roles dealt to the warps in "
+          "turn, a warp's\n    // rows all loaded before it stores any.\n";
+    // The roles in order, dealt to the warps in turn; a warp with several
+    // loads all of its rows before storing any (one round trip, not one a
+    // role).
+    struct RoleLoad {
+      size_t slot;
+      RowRole role;
+      std::string dst;
+    };
+    std::vector<RoleLoad> loads;
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
-      bool channel = channelGate(sub);
-      auto call = [&](RowRole r, const std::string &dst) {
-        if (roleExpr(sub, r) < 0)
-          return;
-        os << "    if (warp == " << role++ << " % WARPS)";
-        std::string load = "decode_s" + std::to_string(slot) + "_" +
-                           roleName(r) + "(p, row, t, hv, v0, " + dst + ");";
-        if (r != RowRole::gate) {
-          os << "\n      " << load << "\n";
-          return;
-        }
-        // The lanes that wrote the gate take its exponential: once a token
-        // instead of once a state element.
-        os << " {\n      " << load << "\n"
-           << (channel ? "      for (int i = lane; i < DK; i += 32)\n"
-                         "        " + dst + "[i] = __expf(" + dst + "[i]);\n"
-                       : "      if (lane == 0)\n        " + dst +
-                             "[0] = __expf(" + dst + "[0]);\n")
-           << "    }\n";
-      };
       std::string n = std::to_string(slot);
-      call(RowRole::gate, "gate" + n);
-      call(RowRole::erase_along, "along" + n);
-      call(RowRole::read, "at" + n);
-      call(RowRole::strength, "strengths" + n);
-      call(RowRole::key, "key" + n);
-      call(RowRole::value, "value" + n);
-      call(RowRole::write_strength, "strengths" + n + " + 1");
-      call(RowRole::query, "query" + n);
+      for (auto [r, dst] : {std::pair{RowRole::gate, "gate" + n},
+                            {RowRole::erase_along, "along" + n},
+                            {RowRole::read, "at" + n},
+                            {RowRole::strength, "strengths" + n},
+                            {RowRole::key, "key" + n},
+                            {RowRole::value, "value" + n},
+                            {RowRole::write_strength, "strengths" + n + " + 1"},
+                            {RowRole::query, "query" + n}})
+        if (roleExpr(sub, r) >= 0)
+          loads.push_back({slot, r, dst});
+    }
+    size_t warps = std::max<int64_t>(1, s.threads / 32);
+    for (size_t w = 0; w < std::min(warps, loads.size()); ++w) {
+      os << "    if (warp == " << w << ") {\n";
+      for (size_t i = w; i < loads.size(); i += warps)
+        os << "      float r" << i << "[" << rowValueCount(decodeAxis(loads[i].role))
+           << "];\n      decode_s" << loads[i].slot << "_"
+           << roleName(loads[i].role) << "_values(p, row, t, hv, r" << i
+           << ");\n";
+      for (size_t i = w; i < loads.size(); i += warps) {
+        Axis axis = decodeAxis(loads[i].role);
+        std::string r = "r" + std::to_string(i);
+        os << "      {\n        float *const dst = " << loads[i].dst << ";\n";
+        // The gate's exponential once a token, not once a state element.
+        if (loads[i].role == RowRole::gate)
+          os << "        for (int c = 0; c < " << rowValueCount(axis)
+             << "; ++c)\n          " << r << "[c] = __expf(" << r << "[c]);\n";
+        os << rowStore(axis, r, "", "        ") << "      }\n";
+      }
+      os << "    }\n";
     }
     os << "    __syncthreads();\n";
     auto sum = [&](const std::string &w) {

@@ -47,18 +47,34 @@
 // EDA-NEXT: prefill<false>(p);
 // EDA: rkc_eda_prefill_kernel_tc(const Params p) {
 // EDA-NEXT: prefill<true>(p);
-// The decode kernel keeps its state slice in registers. Both sub-steps'
-// row vectors load before the first runs (one barrier); each sum over the
-// key axis takes one barrier, its partial sums alternating between two
-// buffers. The erase sub-step reads bᵀS and writes nothing, the delta
-// sub-step reads and writes, and the read qᵀS comes after it.
-// EDA: rkc_eda_decode_kernel(const Params p) {
+// The decode kernel keeps its state slice in registers; its registers leave
+// room for RKC_DECODE_BLOCKS blocks an SM. Both sub-steps' row vectors load
+// before the first runs (one barrier): eleven roles dealt to eight warps,
+// a warp's rows all loaded before it stores any, the gate's exponential
+// taken in registers. Each sum over the key axis takes one barrier, its
+// partial sums alternating between two buffers. The erase sub-step reads
+// bᵀS and writes nothing, the delta sub-step reads and writes, and the
+// read qᵀS comes after it.
+// EDA: #define RKC_DECODE_BLOCKS 1
+// EDA: __launch_bounds__(THREADS, RKC_DECODE_BLOCKS)
+// EDA-NEXT: rkc_eda_decode_kernel(const Params p) {
 // EDA: float s[ROWS];
-// EDA: decode_s0_gate(p, row, t, hv, v0, gate0);
-// EDA-NEXT: for (int i = lane; i < DK; i += 32)
-// EDA-NEXT: gate0[i] = __expf(gate0[i]);
-// EDA: decode_s1_query(p, row, t, hv, v0, query1);
-// EDA-NEXT: __syncthreads();
+// EDA: if (warp == 0) {
+// EDA-NEXT: float r0[2];
+// EDA-NEXT: decode_s0_gate_values(p, row, t, hv, r0);
+// EDA-NEXT: float r8[2];
+// EDA-NEXT: decode_s1_value_values(p, row, t, hv, r8);
+// EDA-NEXT: {
+// EDA-NEXT: float *const dst = gate0;
+// EDA-NEXT: for (int c = 0; c < 2; ++c)
+// EDA-NEXT: r0[c] = __expf(r0[c]);
+// EDA-NEXT: for (int c = 0; c < 2; ++c)
+// EDA-NEXT: dst[threadIdx.x % 32 + 32 * c] = r0[c];
+// EDA: if (warp == 7) {
+// EDA-NEXT: float r7[2];
+// EDA-NEXT: decode_s1_key_values(p, row, t, hv, r7);
+// EDA-NOT: if (warp ==
+// EDA: __syncthreads();
 // EDA-NEXT: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
 // EDA-NEXT: const float u0 = columnSum(s, at0, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NOT: __syncthreads

@@ -51,10 +51,11 @@ def run(cmd, **kw):
     return r.stdout
 
 
-def build(rkc, spec, d, work, compile_args=()):
+def build(rkc, spec, d, work, compile_args=(), env=None):
     folder = os.path.join(work, "%s_d%d" % (spec, d))
     run([rkc, "compile", "examples/specs/%s.mlir" % spec, "-o", folder,
-         "--dk", str(d), "--dv", str(d)] + list(compile_args))
+         "--dk", str(d), "--dv", str(d)] + list(compile_args),
+        env=dict(os.environ, **(env or {})))
     run(["cc", "-shared", "-fPIC", "-O2", "-std=c11", "-I", folder, "-o",
          os.path.join(folder, "lib%s.so" % spec),
          os.path.join(folder, "%s_launch.c" % spec),

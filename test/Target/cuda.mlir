@@ -48,14 +48,15 @@
 // EDA: rkc_eda_prefill_kernel_tc(const Params p) {
 // EDA-NEXT: prefill<true>(p);
 // The decode kernel keeps its state slice in registers; its registers leave
-// room for RKC_DECODE_BLOCKS blocks an SM. Both sub-steps' row vectors load
+// room for RKC_DECODE_BLOCKS blocks an SM (as many as 48 registers a thread
+// allow). Both sub-steps' row vectors load
 // before the first runs (one barrier): eleven roles dealt to eight warps,
 // a warp's rows all loaded before it stores any, the gate's exponential
 // taken in registers. Each sum over the key axis takes one barrier, its
 // partial sums alternating between two buffers. The erase sub-step reads
 // bᵀS and writes nothing, the delta sub-step reads and writes, and the
 // read qᵀS comes after it.
-// EDA: #define RKC_DECODE_BLOCKS 1
+// EDA: #define RKC_DECODE_BLOCKS (65536 / 48 / THREADS)
 // EDA: __launch_bounds__(THREADS, RKC_DECODE_BLOCKS)
 // EDA-NEXT: rkc_eda_decode_kernel(const Params p) {
 // EDA: float s[ROWS];

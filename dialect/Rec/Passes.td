@@ -156,6 +156,9 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
     Option<"threads", "threads", "int64_t", "256", "Threads a block">,
     Option<"prefetch", "prefetch", "int64_t", "0",
            "1: fetch the next chunk's input rows into L2 during a chunk">,
+    Option<"decodeBlocks", "decode-blocks", "int64_t", "-1",
+           "Blocks an SM the decode kernel's registers leave room for: 0 "
+           "lets ptxas choose, -1 as many as 48 registers a thread allow">,
     Option<"products", "products", "std::string", "\"tf32\"",
            "The tensor-core products of the kernels for 16-bit outputs: "
            "tf32 (m16n8k8, float32 operands) or bf16 (m16n8k16, operands "

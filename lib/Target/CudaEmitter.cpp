@@ -33,6 +33,7 @@ namespace {
 struct CudaSchedule {
   int64_t dk = 0, dv = 0, valueTile = 0, threads = 0, sharedBytes = 0;
   int64_t prefetch = 0; // 1: the next chunk's input rows are fetched to L2
+  int64_t decodeBlocks = 0; // decode's launch bound, blocks an SM (0: none)
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
@@ -57,6 +58,7 @@ struct CudaSchedule {
     threads = get("threads");
     sharedBytes = get("shared_bytes");
     prefetch = get("prefetch");
+    decodeBlocks = get("decode_blocks");
     workspaceFloats = get("workspace_floats");
     prepSharedBytes = get("prep_shared_bytes");
     stageFloats = get("stage_floats");
@@ -1556,14 +1558,15 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "    sum += partial[gr * BV + c];\n"
        << "  return sum;\n}\n\n"
        << "// Decode's speed is the state slices in flight: its registers "
-          "leave room for\n// RKC_DECODE_BLOCKS blocks an SM, by default as "
-          "many as 48 registers a thread\n// allow (on the H200 5 blocks of "
-          "256 threads ran eda's decode 1.13x faster than\n// 3 of 78 "
-          "registers, kda's 1.02x faster than 4 of 64).\n"
-       << "#ifndef RKC_DECODE_BLOCKS\n#define RKC_DECODE_BLOCKS (65536 / 48 / "
-          "THREADS)\n#endif\n"
-       << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
-          "RKC_DECODE_BLOCKS)\nrkc_"
+          "leave room for\n// RKC_DECODE_BLOCKS blocks an SM (rkc compile "
+          "--decode-blocks; 0: ptxas chooses).\n"
+       << "#ifndef RKC_DECODE_BLOCKS\n#define RKC_DECODE_BLOCKS "
+       << s.decodeBlocks << "\n#endif\n"
+       << "#if RKC_DECODE_BLOCKS > 0\n"
+          "#define RKC_DECODE_BOUNDS __launch_bounds__(THREADS, "
+          "RKC_DECODE_BLOCKS)\n#else\n"
+          "#define RKC_DECODE_BOUNDS __launch_bounds__(THREADS)\n#endif\n"
+       << "extern \"C\" __global__ void RKC_DECODE_BOUNDS\nrkc_"
        << name << "_decode_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
        << "  float *const smem = reinterpret_cast<float *>(smem4);\n"

@@ -351,6 +351,15 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     return floats;
   }
 
+  /// The decode kernel's launch bound in blocks an SM (0: ptxas chooses the
+  /// registers). By default as many as 48 registers a thread allow: decode
+  /// moves the state, and more slices in flight was worth 1.02-1.15x on
+  /// the H200 for all example specs but DeltaNet (NOTES.md, v6 decode).
+  int64_t resolvedDecodeBlocks() const {
+    return decodeBlocks >= 0 ? decodeBlocks
+                             : std::max<int64_t>(1, 65536 / 48 / threads);
+  }
+
   DictionaryAttr schedule(int64_t sharedBytes, int64_t workspaceFloats = 0,
                           int64_t prepSharedBytes = 0,
                           StringRef state = "f32, shared memory") {
@@ -384,6 +393,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         b.getNamedAttr("value_tile", b.getI64IntegerAttr(valueTile)),
         b.getNamedAttr("threads", b.getI64IntegerAttr(threads)),
         b.getNamedAttr("prefetch", b.getI64IntegerAttr(prefetch)),
+        b.getNamedAttr("decode_blocks", b.getI64IntegerAttr(resolvedDecodeBlocks())),
         b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
         b.getNamedAttr("grid", b.getStringAttr("value tiles x value heads x "
                                                "sequences")),
@@ -412,6 +422,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                   Twine(valueTile) + ")");
     if (prefetch != 0 && prefetch != 1)
       return fail("prefetch (" + Twine(prefetch) + ") must be 0 or 1");
+    if (decodeBlocks < -1 || decodeBlocks * threads > 2048)
+      return fail("decode-blocks (" + Twine(decodeBlocks) +
+                  ") must be -1, 0 or a number of blocks of " +
+                  Twine(threads) + " threads an SM holds (2048 threads)");
     if (products != "tf32" && products != "bf16")
       return fail("products must be tf32 or bf16, got '" +
                   Twine(products.getValue()) + "'");

@@ -5,8 +5,9 @@
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/eda_launch.c
 // RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=GDN --input-file=%t/gdn.cu
-// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 > /dev/null
+// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --decode-blocks 0 | FileCheck %s --check-prefix=DBLOG
 // RUN: FileCheck %s --check-prefix=DELTANET --input-file=%t/deltanet.cu
+// RUN: not rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --no-fatbin --threads 512 --decode-blocks 5 2>&1 | FileCheck %s --check-prefix=BADBLOCKS
 // RUN: not rkc compile %rkc_src/examples/specs/eda.mlir -o %t --split-scan 0 --no-fatbin --dk 96 --dv 100 2>&1 | FileCheck %s --check-prefix=BADDIM
 // RUN: rkc compile %rkc_src/examples/specs/eda.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --prefetch 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=PREFETCH --input-file=%t/eda.cu
@@ -15,7 +16,7 @@
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t.tf32 --no-fatbin --dk 64 --dv 64 --products tf32 | FileCheck %s --check-prefix=TF32LOG
 // RUN: FileCheck %s --check-prefix=TF32 --input-file=%t.tf32/kda.cu
 
-// LOG: schedule  dk=64 dv=64 chunk=16 tokens value-tile=32 threads=256 prefetch=0
+// LOG: schedule  dk=64 dv=64 chunk=16 tokens value-tile=32 threads=256 prefetch=0 decode-blocks=auto
 // LOG: wrote     eda.h, eda.cu, eda.json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh
 // LOG: wrote     eda_launch.c
 
@@ -48,16 +49,17 @@
 // EDA: rkc_eda_prefill_kernel_tc(const Params p) {
 // EDA-NEXT: prefill<true>(p);
 // The decode kernel keeps its state slice in registers; its registers leave
-// room for RKC_DECODE_BLOCKS blocks an SM (as many as 48 registers a thread
-// allow). Both sub-steps' row vectors load
+// room for RKC_DECODE_BLOCKS blocks an SM (by default as many as 48
+// registers a thread allow: 5 of 256 threads). Both sub-steps' row vectors load
 // before the first runs (one barrier): eleven roles dealt to eight warps,
 // a warp's rows all loaded before it stores any, the gate's exponential
 // taken in registers. Each sum over the key axis takes one barrier, its
 // partial sums alternating between two buffers. The erase sub-step reads
 // bᵀS and writes nothing, the delta sub-step reads and writes, and the
 // read qᵀS comes after it.
-// EDA: #define RKC_DECODE_BLOCKS (65536 / 48 / THREADS)
-// EDA: __launch_bounds__(THREADS, RKC_DECODE_BLOCKS)
+// EDA: #define RKC_DECODE_BLOCKS 5
+// EDA: #define RKC_DECODE_BOUNDS __launch_bounds__(THREADS, RKC_DECODE_BLOCKS)
+// EDA: extern "C" __global__ void RKC_DECODE_BOUNDS
 // EDA-NEXT: rkc_eda_decode_kernel(const Params p) {
 // EDA: float s[ROWS];
 // EDA: if (warp == 0) {
@@ -108,10 +110,16 @@
 // GDN: rkc::tile::gram<TensorCores, 64>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
 // GDN-NOT: __expf(e{{[0-9]+}}[i])
 
+// --decode-blocks 0 leaves the decode kernel's registers to ptxas; more
+// blocks of 512 threads than an SM holds are an error.
+// DBLOG: threads=256 prefetch=0 decode-blocks=0 products=bf16
+// BADBLOCKS: error: @deltanet: rec-schedule: decode-blocks (5) must be -1, 0 or a number of blocks of 512 threads an SM holds (2048 threads)
+
 // DeltaNet has no decay: no exponential anywhere in its kernels.
 // DELTANET-NOT: expf
 // DELTANET: rkc::tile::gram<TensorCores, 64>({{.*}}, nullptr, nullptr, 1, true,
 // DELTANET-NOT: expf
+// DELTANET: #define RKC_DECODE_BLOCKS 0
 
 // BADDIM: error: @eda: rec-schedule: dk = 96 and dv = 100 must be multiples of 32 from 32 to 256
 

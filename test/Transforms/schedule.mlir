@@ -6,6 +6,8 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="threads=48" 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="prefetch=2" 2>&1 | FileCheck %s --check-prefix=PREFETCH
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="products=fp8" 2>&1 | FileCheck %s --check-prefix=PRODUCTS
+// RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-decode --rec-schedule="decode-blocks=-3" 2>&1 | FileCheck %s --check-prefix=BLOCKS
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-decode --rec-schedule="threads=128 decode-blocks=0" | FileCheck %s --check-prefix=BLOCKS0
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-schedule="products=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
@@ -27,7 +29,7 @@
 // 32-column value tile, 40 floats apart so that tensor-core fragment loads
 // meet no bank conflicts) first, then every tile at an offset planned from
 // live ranges, reused once dead (the strengths reuse the gate rows' space).
-// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", prefetch = 0 : i64, shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", state_stride = 40 : i64, threads = 256 : i64, value_tile = 32 : i64}}
+// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {decode_blocks = 5 : i64, dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", prefetch = 0 : i64, shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", state_stride = 40 : i64, threads = 256 : i64, value_tile = 32 : i64}}
 // CHECK: rec.chunk.rows gate {rec.smem_offset = 2560 : i64} : !rec.tile<chunk[0], key>
 // CHECK: rec.chunk.rows write_strength {rec.smem_offset = 2560 : i64}
 // A sum takes the place of its first addend when the sum is that addend's
@@ -38,7 +40,7 @@
 // Decode keeps the state in registers: shared memory holds two buffers of
 // partial sums (2 x 256 floats) and each sub-step's rows (KDA has one:
 // 5 x 128 + 32) and its 2 scalars.
-// DECODE: rec.decode tokens(1) attributes {rec.schedule = {dk = 128 : i64, dv = 128 : i64, {{.*}}shared_bytes = 4744 : i64, state = "f32, registers"
+// DECODE: rec.decode tokens(1) attributes {rec.schedule = {decode_blocks = 5 : i64, dk = 128 : i64, dv = 128 : i64, {{.*}}shared_bytes = 4744 : i64, state = "f32, registers"
 
 // TOOBIG: error: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 256, value tile 32); the limit is 232448: lower chunk-size or value-tile
 // DK: error: rec-schedule: dk = 100 and dv = 128 must be multiples of 32 from 32 to 256
@@ -46,6 +48,11 @@
 // THREADS: error: rec-schedule: threads (48) must be a multiple of 32 from 64 to 1024
 // PREFETCH: error: rec-schedule: prefetch (2) must be 0 or 1
 // PRODUCTS: error: rec-schedule: products must be tf32 or bf16, got 'fp8'
+
+// The decode kernel's launch bound: by default as many blocks as 48
+// registers a thread allow (5 of 256 threads); 0 leaves it to ptxas.
+// BLOCKS: error: rec-schedule: decode-blocks (-3) must be -1, 0 or a number of blocks of 256 threads an SM holds (2048 threads)
+// BLOCKS0: rec.decode tokens(1) attributes {rec.schedule = {decode_blocks = 0 : i64,
 // The default (tf32) goes unnamed; bf16 is named for the emitter.
 // BF16: rec.chunked {{.*}}rec.schedule = {{{.*}}products = "bf16"
 // OUTPHASE: error: rec-schedule: the out phase (rec-split-scan out-phase) has no kernels to schedule

@@ -94,6 +94,12 @@ cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch the next chunk's input rows "
                                    "into L2 while a chunk runs"),
                           cl::cat(compileCategory));
+cl::opt<int64_t> decodeBlocks(
+    "decode-blocks", cl::sub(compileCommand), cl::init(-1),
+    cl::desc("Blocks an SM the decode kernel's registers leave room for "
+             "(default -1: as many as 48 registers a thread allow; 0: "
+             "nvcc chooses)"),
+    cl::cat(compileCategory));
 cl::opt<std::string> products(
     "products", cl::sub(compileCommand), cl::init("bf16"),
     cl::desc("Tensor-core products of the kernels for 16-bit outputs: bf16 "
@@ -213,6 +219,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.valueTile = request.valueTile;
   schedule.threads = request.threads;
   schedule.prefetch = request.prefetch;
+  schedule.decodeBlocks = request.decodeBlocks;
   schedule.products = request.products;
   std::vector<int64_t> candidates = {64, 32, 16, 8};
   if (request.chunkSize)
@@ -389,6 +396,9 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << "  schedule  dk=" << request.dk << " dv=" << request.dv
       << " chunk=" << chosen << " tokens value-tile=" << request.valueTile
       << " threads=" << request.threads << " prefetch=" << request.prefetch
+      << " decode-blocks="
+      << (request.decodeBlocks < 0 ? std::string("auto")
+                                   : std::to_string(request.decodeBlocks))
       << " products=" << request.products
       << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B, decode "
@@ -710,6 +720,7 @@ int runCompile() {
   request.valueTile = valueTile;
   request.threads = threads;
   request.prefetch = prefetch;
+  request.decodeBlocks = decodeBlocks;
   request.products = products;
   request.splitScan = splitScan;
   request.params.assign(params.begin(), params.end());

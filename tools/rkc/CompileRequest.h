@@ -23,6 +23,10 @@ struct CompileRequest {
   int64_t chunkSize = 0; // 0: the largest of 64, 32, 16, 8 that fits
   int64_t valueTile = 32, threads = 256;
   int64_t prefetch = 0; // 1: prefetch the next chunk's input rows into L2
+  // Blocks an SM the decode kernel's registers leave room for: 0 lets ptxas
+  // choose, -1 as many as 48 registers a thread allow. Not a knob of
+  // `rkc tune`, which times prefill.
+  int64_t decodeBlocks = -1;
   int64_t splitScan = 1; // 1: a prep kernel over all chunks, then the scan;
                          // 0: one kernel
   // The tensor-core products of the kernels for 16-bit outputs: "tf32" or

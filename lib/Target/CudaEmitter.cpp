@@ -467,25 +467,23 @@ private:
     return extents().rows(cast<TileType>(v.getType()));
   }
 
+  /// Where an op that prints no code of its own is computed (planFusedSums),
+  /// or an empty string.
+  StringRef computedElsewhere(Operation *op) const {
+    if (pairedFirst.contains(op))
+      return "computed with the product below";
+    if (folded.contains(op))
+      return "computed by the product above";
+    if (scaledIntoProduct.contains(op))
+      return "scaled from S by the product below";
+    if (addedByOutput.contains(op))
+      return "added by the output below as it stores";
+    return "";
+  }
+
   void emitChunkOp(Operation *op, llvm::raw_ostream &os) {
-    if (pairedFirst.contains(op)) {
-      os << "    " << opComment(op) << "\n"
-         << "    // (computed with the product below)\n";
-      return;
-    }
-    if (folded.contains(op)) {
-      os << "    " << opComment(op) << "\n"
-         << "    // (computed by the product above)\n";
-      return;
-    }
-    if (scaledIntoProduct.contains(op)) {
-      os << "    " << opComment(op) << "\n"
-         << "    // (scaled from S by the product below)\n";
-      return;
-    }
-    if (addedByOutput.contains(op)) {
-      os << "    " << opComment(op) << "\n"
-         << "    // (added by the output below as it stores)\n";
+    if (StringRef where = computedElsewhere(op); !where.empty()) {
+      os << "    " << opComment(op) << "\n    // (" << where << ")\n";
       return;
     }
     os << "    " << opComment(op) << "\n";
@@ -865,14 +863,18 @@ private:
     return text;
   }
 
-  /// Whether the scan being written reads `v` from its staging buffer (a
-  /// prep value of a scan that stages): there from the chunk's start, in a
-  /// place no scan tile shares.
+  /// Whether the scan being written skips `op`: a prep op of a scan that
+  /// stages, whose value is in the staging buffer.
+  bool stagedPrepOp(Operation *op,
+                    llvm::function_ref<StringRef(Operation &)> phase) const {
+    return op && emitting == "scan" && s.stageFloats && phase(*op) == "prep";
+  }
+
+  /// Whether the scan being written reads `v` from its staging buffer:
+  /// there from the chunk's start, in a place no scan tile shares.
   bool stagedPrepValue(Value v,
                        llvm::function_ref<StringRef(Operation &)> phase) const {
-    Operation *def = v.getDefiningOp();
-    return emitting == "scan" && s.stageFloats && def &&
-           phase(*def) == "prep";
+    return stagedPrepOp(v.getDefiningOp(), phase);
   }
 
   /// The addend of `sum` other than `v`.
@@ -929,11 +931,6 @@ private:
         folded.insert(*sum->user_begin());
       }
     }
-    // A folded sum's addend that is the state decayed over the chunk
-    // (decay_state of S, read only there) is scaled by the product as it
-    // stores, from S itself: no pass, no tile and no barrier of its own.
-    // S must still hold the entering state then: the sum stored into S (if
-    // any) is this one or comes later.
     // A sum that only the output reads, right before it, is added as the
     // output stores (no pass, tile or barrier of its own; its addends are
     // read where the sum stood, before anything reuses their space).
@@ -950,6 +947,11 @@ private:
       sumOfOutput[&op] = sum;
       addedByOutput.insert(sum);
     }
+    // A folded sum's addend that is the state decayed over the chunk
+    // (decay_state of S, read only there) is scaled by the product as it
+    // stores, from S itself: no pass, no tile and no barrier of its own.
+    // S must still hold the entering state then: the sum stored into S (if
+    // any) is this one or comes later.
     decayedAddend.clear();
     Operation *intoState = nullptr;
     for (auto [product, sum] : sumOfProduct)
@@ -975,22 +977,18 @@ private:
     for (auto [product, sum] : sumOfProduct) {
       auto second = cast<ChunkMatmulOp>(product);
       Value x = otherAddend(sum, second.getResult());
-      // Ops a staged scan does not print (prep ops: their values are in
-      // the staging buffer) may stand between them.
-      auto silent = [&](Operation *op) {
-        return op && emitting == "scan" && s.stageFloats &&
-               phase(*op) == "prep";
-      };
+      // Ops a staged scan does not print (stagedPrepOp) may stand between
+      // them.
       auto next = [&](Operation *op) {
         do
           op = op->getNextNode();
-        while (silent(op));
+        while (stagedPrepOp(op, phase));
         return op;
       };
       auto prev = [&](Operation *op) {
         do
           op = op->getPrevNode();
-        while (silent(op));
+        while (stagedPrepOp(op, phase));
         return op;
       };
       auto firstSum = x.getDefiningOp<ChunkAddOp>();

@@ -28,6 +28,44 @@ namespace {
 /// apart from the others (see planOps).
 constexpr int64_t kSmallTile = 512;
 
+/// Moves each prep op, from the last up, to just before its first reader
+/// where the operands that then live longer (not those read only here,
+/// which move along when they are prep ops) take fewer floats than its
+/// result: the result's tile then lives from where it is needed, not from
+/// where the chunk algorithm first names it (KDA's β k, read only by the
+/// last prep op, leaves the Gram's peak; β, a row vector, lives longer).
+/// Prep ops are pure (row loads, tile arithmetic): their order is free up
+/// to their operands.
+void sinkPrepOps(Block &body, llvm::function_ref<int64_t(Value)> floats) {
+  auto isPrep = [](Operation *op) {
+    auto phase = op ? op->getAttrOfType<StringAttr>("rec.phase") : nullptr;
+    return phase && phase.getValue() == "prep";
+  };
+  SmallVector<Operation *> ops = llvm::map_to_vector(
+      body.getOperations(), [](Operation &op) { return &op; });
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!isPrep(op) || op->use_empty())
+      continue;
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers())
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    if (first->getBlock() != &body || first == op->getNextNode())
+      continue;
+    int64_t longer = 0;
+    for (Value x : op->getOperands()) {
+      if (x.hasOneUse() && isPrep(x.getDefiningOp()))
+        continue;
+      if (llvm::none_of(x.getUsers(), [&](Operation *user) {
+            return user != op && !user->isBeforeInBlock(first);
+          }))
+        longer += floats(x);
+    }
+    if (longer < floats(op->getResult(0)))
+      op->moveBefore(first);
+  }
+}
+
 struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   using RecScheduleBase::RecScheduleBase;
 
@@ -201,36 +239,68 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     // The prep kernel runs the key-side ops of its chunk once, then the
     // value-side ones (those with a value axis, and what reads them) for
     // each value tile in turn: key-side work is not redone per value tile.
-    llvm::DenseSet<Operation *> valueSide;
-    SmallVector<Operation *> all, prep, prepValues, scan;
-    for (Operation &op : body) {
-      all.push_back(&op);
-      bool value = llvm::any_of(op.getResultTypes(), [](Type t) {
-                     auto tile = cast<TileType>(t);
-                     return tile.getCols() == Axis::value ||
-                            tile.getRows() == Axis::value;
-                   }) ||
-                   llvm::any_of(op.getOperands(), [&](Value v) {
-                     return v.getDefiningOp() &&
-                            valueSide.contains(v.getDefiningOp());
-                   });
-      if (value)
-        valueSide.insert(&op);
-      if (phase(&op) == "prep" || phase(&op) == "both")
-        (value ? prepValues : prep).push_back(&op);
-      if (phase(&op) != "prep" || op.hasAttr("rec.to_scan"))
-        scan.push_back(&op);
-    }
-    Builder builder(&getContext());
-    for (Operation *op : prepValues)
-      op->setAttr("rec.per_value_tile", builder.getUnitAttr());
-    size_t loopBegin = prep.size();
-    prep.append(prepValues.begin(), prepValues.end());
+    SmallVector<Operation *> all, prep, scan;
+    size_t loopBegin = 0;
+    auto collect = [&] {
+      llvm::DenseSet<Operation *> valueSide;
+      SmallVector<Operation *> prepValues;
+      all.clear(), prep.clear(), scan.clear();
+      for (Operation &op : body) {
+        all.push_back(&op);
+        bool value = llvm::any_of(op.getResultTypes(), [](Type t) {
+                       auto tile = cast<TileType>(t);
+                       return tile.getCols() == Axis::value ||
+                              tile.getRows() == Axis::value;
+                     }) ||
+                     llvm::any_of(op.getOperands(), [&](Value v) {
+                       return v.getDefiningOp() &&
+                              valueSide.contains(v.getDefiningOp());
+                     });
+        if (value)
+          valueSide.insert(&op);
+        if (phase(&op) == "prep" || phase(&op) == "both")
+          (value ? prepValues : prep).push_back(&op);
+        if (phase(&op) != "prep" || op.hasAttr("rec.to_scan"))
+          scan.push_back(&op);
+      }
+      Builder builder(&getContext());
+      for (Operation *op : prepValues)
+        op->setAttr("rec.per_value_tile", builder.getUnitAttr());
+      loopBegin = prep.size();
+      prep.append(prepValues.begin(), prepValues.end());
+    };
+    collect();
     if (!chunked->hasAttr("rec.split_scan"))
       return planOps(all, stateFloats, "rec.smem_offset", chunked,
                      [](Operation *) { return true; });
-    prepFloats = planOps(prep, 0, "rec.prep_smem_offset", chunked,
-                         [](Operation *) { return true; }, loopBegin);
+    auto planPrep = [&] {
+      return planOps(prep, 0, "rec.prep_smem_offset", chunked,
+                     [](Operation *) { return true; }, loopBegin);
+    };
+    // The prep ops in the chunk algorithm's order, then sunk to their
+    // readers (sinkPrepOps): the order whose plan needs less shared memory
+    // (fewer floats, more prep blocks an SM).
+    // An unstaged scan reads the prep values where their ops stand, so
+    // the order is the scan's too: there the chunk algorithm's stays.
+    SmallVector<Operation *> written = all;
+    auto restore = [&] {
+      for (Operation *op : written)
+        op->moveBefore(&body, body.end());
+      collect();
+      prepFloats = planPrep();
+    };
+    prepFloats = planPrep();
+    sinkPrepOps(body, [&](Value v) {
+      return extentsOf(chunked, valueTile)
+          .elements(cast<TileType>(v.getType()));
+    });
+    collect();
+    int64_t sunk = planPrep();
+    bool moved = sunk < prepFloats;
+    if (moved)
+      prepFloats = sunk;
+    else
+      restore();
     markHalf(chunked);
     // The scan stages what crosses in two buffers (this chunk's, and the
     // next chunk's arriving by cp.async while this one runs) when they fit
@@ -255,6 +325,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         op->removeAttr("rec.stage_stride");
       }
     }
+    if (moved)
+      restore();
     return planOps(scan, stateFloats, "rec.smem_offset", chunked,
                    [&](Operation *op) { return phase(op) != "prep"; });
   }

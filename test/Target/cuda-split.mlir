@@ -25,7 +25,7 @@
 // GDNSTAGED: for (int e = threadIdx.x * P; e < 1; e += THREADS * P)
 // GDNSTAGED-NEXT: rkc::tile::copyAsync16(to + e, from + e);
 // GDNSTAGED-NEXT: }
-// GDNSTAGED-NEXT: { // tile4: !rec.tile<chunk, value> (Crossing<TensorCores>)
+// GDNSTAGED-NEXT: { // tile11: !rec.tile<chunk, key> (Crossing<TensorCores>)
 // GDNSTAGED: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 16 : 16));
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
@@ -56,13 +56,13 @@
 // CHECK: { // tile1: !rec.tile<chunk, key> (float)
 // CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
 // CHECK: rkc::tile::copyAsync16(to + e, from + e);
-// CHECK: { // tile15: !rec.tile<chunk, key> (Crossing<TensorCores>)
+// CHECK: { // tile11: !rec.tile<chunk, key> (Crossing<TensorCores>)
 // CHECK-NEXT: constexpr int P = 16 / sizeof(Crossing<TensorCores>); // elements a 16-byte piece
-// CHECK-NEXT: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 1280 : 2304));
-// CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 2304 : 4352));
+// CHECK-NEXT: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
+// CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 256 : 256));
 // CHECK-NEXT: for (int e = threadIdx.x * P; e < 1024; e += THREADS * P) // rows 72 elements apart
 // CHECK-NEXT: rkc::tile::copyAsync16(to + e / 64 * 72 + e % 64, from + e);
-// CHECK: { // tile19: !rec.tile<chunk, value> (Crossing<TensorCores>)
+// CHECK: { // tile17: !rec.tile<chunk, value> (Crossing<TensorCores>)
 // CHECK: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
 // CHECK: reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448));
 // CHECK: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
@@ -73,8 +73,8 @@
 // products read that sum (U): it is stored as their operand (16 bits where
 // they take bf16 operands).
 // CHECK: S[(e / BV) * SLD + e % BV] = p.a.initial_state
-// CHECK-NOT: float *const tile16 =
-// CHECK: rkc::tile::Operand<TensorCores> *const tile20 = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + {{[0-9]+}}); // !rec.tile<chunk, value>, only bf16 products read it
+// CHECK-NOT: float *const tile12 =
+// CHECK: rkc::tile::Operand<TensorCores> *const tile18 = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + {{[0-9]+}}); // !rec.tile<chunk, value>, only bf16 products read it
 // CHECK-NOT: float *const tile38 =
 // CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
 // CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;
@@ -91,39 +91,39 @@
 // G's last row is read as row 15 of its tile.
 // CHECK: const float *const tile1 = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
 // The value rows come staged as well: the scan loads no input row.
-// CHECK: const Crossing<TensorCores> *const tile4 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
-// CHECK: const Crossing<TensorCores> *const tile19 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
+// CHECK: const Crossing<TensorCores> *const tile15 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
+// CHECK: const Crossing<TensorCores> *const tile17 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
 // CHECK-NOT: prefill_s0_value(
 // The inner extent is a template argument: the product's loops unroll. The
 // sum after it (its only reader, the staged addend there from the start) is
 // added as the product stores, into the sum's place.
-// CHECK: // with the sum below: tile20 = A B + tile19
-// CHECK-NEXT: rkc::tile::matmul<TensorCores, 64>(tile15, S, 16, 64, 32, false, tile20, 72, SLD, tile19);
-// CHECK: rec.chunk.add %16, %19
+// CHECK: // with the sum below: tile18 = A B + tile17
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 64>(tile11, S, 16, 64, 32, false, tile18, 72, SLD, tile17);
+// CHECK: rec.chunk.add %12, %17
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
 // The output's sum (Q S + A U, plus the staged A V) is added as the output
-// stores: no add pass, no tile30.
-// CHECK-NOT: float *const tile30 =
-// CHECK: rec.chunk.add %27, %29
+// stores: no add pass, no tile28.
+// CHECK-NOT: float *const tile28 =
+// CHECK: rec.chunk.add %25, %27
 // CHECK-NEXT: // (added by the output below as it stores)
-// CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile27[e]) + rkc::tile::toFloat(tile29[e]));
+// CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile25[e]) + rkc::tile::toFloat(tile27[e]));
 // The state decayed over the chunk is the addend of the next product's sum:
-// the product scales S as it stores (no decayState pass, no tile31). That
+// the product scales S as it stores (no decayState pass, no tile29). That
 // sum's only reader is the last product's sum: the two products are one
-// pass (matmulPair, no tile35), which stores the new state into S itself
+// pass (matmulPair, no tile33), which stores the new state into S itself
 // (no yield copy).
-// CHECK-NOT: float *const tile31 =
-// CHECK-NOT: float *const tile35 =
+// CHECK-NOT: float *const tile29 =
+// CHECK-NOT: float *const tile33 =
 // CHECK: rec.chunk.decay_state
 // CHECK-NEXT: // (scaled from S by the product below)
-// CHECK: %34 = rec.chunk.matmul %33, %20
+// CHECK: %32 = rec.chunk.matmul %31, %18
 // CHECK-NEXT: // (computed with the product below)
-// CHECK: %35 = rec.chunk.add %31, %34
+// CHECK: %33 = rec.chunk.add %29, %32
 // CHECK-NEXT: // (computed with the product below)
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile33, tile20, 72, 0, tile36, tile4, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{tile1, 64, L}, SLD);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile31, tile18, 72, 0, tile36, tile15, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{tile1, 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile38[e];
@@ -136,9 +136,9 @@
 // Value-side ops run once per value tile, after the key-side ones; each
 // writes its columns of the full row.
 // CHECK: for (v0 = 0; v0 < DV; v0 += BV) {
-// CHECK: { // kept for the scan: tile19 (Crossing<TensorCores>)
+// CHECK: { // kept for the scan: tile17 (Crossing<TensorCores>)
 // CHECK-NEXT: Crossing<TensorCores> *const w = reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448));
-// CHECK: w[(e / BV) * DV + v0 + e % BV] = rkc::tile::fromFloat<Crossing<TensorCores>>(tile19[e]);
+// CHECK: w[(e / BV) * DV + v0 + e % BV] = rkc::tile::fromFloat<Crossing<TensorCores>>(tile17[e]);
 // CHECK-NOT: rec.chunk.decay_state
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {
 

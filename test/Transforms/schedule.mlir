@@ -12,12 +12,25 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
+// RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SINK
 
 // An elementwise op takes the place of the operand it maps when it reads it
 // last (each thread reads and writes back the same element): the decayed
 // read rows take the read rows' place; a decay whose rows are read again
 // later (the query rows, by the output's Gram) gets a place of its own. Row
 // vectors sit apart from the large tiles, and KDA's prep at chunk 64 fits.
+// Where the scan stages what crosses (so that where a prep op stands matters
+// to the prep kernel alone), prep ops move to just before their first
+// reader when that lowers the prep's peak: DeltaProduct's β k (the key rows
+// scaled by the write strength, read by the last prep op only) no longer
+// lives through the Grams, and its prep takes 61760 bytes, not 78400 (three
+// blocks an SM, not two). KDA at chunk 64 stages nothing: its order stays.
+// SINK: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 61760
+// SINK: rec.chunk.gram
+// SINK: rec.chunk.gram
+// SINK: %[[KEY:[0-9]+]] = rec.chunk.rows key
+// SINK-NEXT: %[[BK:[0-9]+]] = rec.chunk.scale_rows %[[KEY]],
+// SINK-NEXT: rec.chunk.decay_to_end %[[BK]],
 // INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213760
 // INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
 // INPLACE: rec.chunk.decay_rows %[[READ]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = [[AT]] : i64}

@@ -535,6 +535,19 @@ private:
              << "      }\n    }\n    __syncthreads();\n";
         })
         .Case([&](ChunkCumsumOp c) {
+          // In the prep kernel an exclusive sum may be the inclusive one's
+          // rows a row later (rec-schedule's shifted view): nothing to
+          // compute but that inclusive sum's zero row before its first.
+          if (emitting == "prep" && c->hasAttr("rec.shifted_view")) {
+            os << "    // (the inclusive sum's rows shifted down by one, its "
+                  "zero row first)\n";
+            return;
+          }
+          if (emitting == "prep" && c->hasAttr("rec.zero_row_before"))
+            os << "    for (int c = threadIdx.x; c < " << ncols(c)
+               << "; c += THREADS) // the zero row its shifted view starts "
+                  "with\n      "
+               << result() << "[c - " << ncols(c) << "] = 0.f;\n";
           os << "    rkc::tile::cumsum(" << tile(c.getGate()) << ", "
              << rows(c.getGate()) << ", " << ncols(c) << ", L, "
              << (c.getExclusive() ? "true" : "false") << ", " << result()
@@ -625,12 +638,27 @@ private:
                << (sum == sumIntoState ? ", the chunk's new state" : "")
                << "\n";
           }
+          int64_t lda = stagedStride(mm.getLhs());
+          if (emitting == "prep" && mm->hasAttr("rec.to_workspace")) {
+            // Only the scan reads it: stored into the workspace as computed.
+            bool valueCols = cast<TileType>(mm.getType()).getCols() == Axis::value;
+            std::string T = crossingType(mm);
+            os << "    // kept for the scan, stored there by the product\n"
+               << "    rkc::tile::matmul<TensorCores, " << inner << ">("
+               << tile(mm.getLhs()) << ", " << tile(mm.getRhs()) << ", "
+               << nrows(mm) << ", " << inner << ", " << ncols(mm) << ", "
+               << (t ? "true" : "false") << ", reinterpret_cast<" << T
+               << " *>(ws + " << workspaceAt(mm) << ")"
+               << (valueCols ? " + v0" : "") << ", " << lda
+               << ", 0, static_cast<const float *>(nullptr), "
+               << (valueCols ? "DV" : "0") << ");\n";
+            return;
+          }
           os << "    rkc::tile::matmul<TensorCores, " << inner << ">("
              << tile(mm.getLhs()) << ", "
              << tile(mm.getRhs()) << ", " << nrows(mm) << ", " << inner
              << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
              << out;
-          int64_t lda = stagedStride(mm.getLhs());
           bool rhsIsState = isa<BlockArgument>(mm.getRhs());
           if (sum) {
             os << ", " << lda << ", " << (rhsIsState ? "SLD" : "0") << ", "
@@ -1074,7 +1102,7 @@ private:
           pairedFirst.contains(&op))
         continue;
       for (Value r : op.getResults()) {
-        if (!here)
+        if (!here || (which == "prep" && op.hasAttr("rec.to_workspace")))
           continue;
         int64_t offset = (which == "prep" ? prepOffsets : offsets).lookup(r);
         if (productOperands.count(r))
@@ -1105,7 +1133,7 @@ private:
               op.hasAttr("rec.per_value_tile") != perValueTile)
             continue;
           emitChunkOp(&op, ks);
-          if (op.hasAttr("rec.to_scan"))
+          if (op.hasAttr("rec.to_scan") && !op.hasAttr("rec.to_workspace"))
             emitWorkspaceCopy(&op, /*store=*/true, ks);
         }
         if (perValueTile)
@@ -1423,8 +1451,19 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << prepText
          << profilePrinter("rkc-profile-prep", prepBegin, profiledOps.size())
          << "}\n\n";
+      // Blocks an SM the prep's shared memory allows (228 KB an sm_90 SM,
+      // 1 KB of it reserved a block), at most 3: the prep kernel waits on
+      // latency, which more blocks hide, so its registers must not be what
+      // holds fewer blocks.
+      int64_t prepBlocks = std::min<int64_t>(
+          {3, 2048 / s.threads, 233472 / (s.prepSharedBytes + 1024)});
+      os << "// The prep kernel's registers leave room for as many blocks an "
+            "SM as its shared\n// memory does (at most 3).\n"
+         << "#ifndef RKC_PREP_BLOCKS\n#define RKC_PREP_BLOCKS "
+         << std::max<int64_t>(1, prepBlocks) << "\n#endif\n";
       for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
-        os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
+        os << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
+              "RKC_PREP_BLOCKS)\nrkc_"
            << name << "_prep_kernel" << suffix
            << "(const Params p) {\n  prep<" << tc << ">(p);\n}\n\n";
     }

@@ -14,6 +14,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <functional>
+#include <limits>
+
 namespace rkc::rec {
 #define GEN_PASS_DEF_RECSCHEDULE
 #include "Rec/Passes.h.inc"
@@ -28,6 +31,19 @@ namespace {
 /// apart from the others (see planOps).
 constexpr int64_t kSmallTile = 512;
 
+/// The operands whose place an elementwise op may take when it reads them
+/// last: each thread reads an element and writes that element back
+/// (tile::add, neg, scaleRows, decayRows, decayToEnd). A sum may take either
+/// addend's; the others only their first operand's, as their second (a
+/// gate, a scale) is read at other elements' indices.
+SmallVector<Value, 2> mappedOperands(Operation *op) {
+  if (isa<ChunkAddOp>(op))
+    return llvm::to_vector<2>(op->getOperands());
+  if (isa<ChunkNegOp, ChunkScaleRowsOp, ChunkDecayRowsOp, ChunkDecayToEndOp>(op))
+    return {op->getOperand(0)};
+  return {};
+}
+
 /// Moves each prep op, from the last up, to just before its first reader
 /// where the operands that then live longer (not those read only here,
 /// which move along when they are prep ops) take fewer floats than its
@@ -36,7 +52,8 @@ constexpr int64_t kSmallTile = 512;
 /// last prep op, leaves the Gram's peak; β, a row vector, lives longer).
 /// Prep ops are pure (row loads, tile arithmetic): their order is free up
 /// to their operands.
-void sinkPrepOps(Block &body, llvm::function_ref<int64_t(Value)> floats) {
+void sinkPrepOps(Block &body, llvm::function_ref<int64_t(Value)> floats,
+                 bool evenTrade) {
   auto isPrep = [](Operation *op) {
     auto phase = op ? op->getAttrOfType<StringAttr>("rec.phase") : nullptr;
     return phase && phase.getValue() == "prep";
@@ -52,17 +69,50 @@ void sinkPrepOps(Block &body, llvm::function_ref<int64_t(Value)> floats) {
         first = user;
     if (first->getBlock() != &body || first == op->getNextNode())
       continue;
+    // An operand whose last reader the op becomes lives on in the op's
+    // result when the op may take its place: that costs nothing.
     int64_t longer = 0;
+    bool inPlace = false;
+    SmallVector<Value, 2> mapped = mappedOperands(op);
     for (Value x : op->getOperands()) {
       if (x.hasOneUse() && isPrep(x.getDefiningOp()))
         continue;
-      if (llvm::none_of(x.getUsers(), [&](Operation *user) {
+      if (llvm::any_of(x.getUsers(), [&](Operation *user) {
             return user != op && !user->isBeforeInBlock(first);
           }))
-        longer += floats(x);
+        continue;
+      if (!inPlace && llvm::is_contained(mapped, x) &&
+          x.getType() == op->getResult(0).getType()) {
+        inPlace = true;
+        continue;
+      }
+      longer += floats(x);
     }
-    if (longer < floats(op->getResult(0)))
+    int64_t freed = floats(op->getResult(0));
+    if (longer < freed || (evenTrade && longer == freed))
       op->moveBefore(first);
+  }
+}
+
+/// Moves each prep op that has operands, from the first down, to just after
+/// the last of their definitions: the prep ops gather ahead of the scan ops
+/// that stood between them, so that sinkPrepOps may then order them among
+/// themselves (KDA: the output's Gram before the decay of the query rows,
+/// which then takes their place).
+void hoistPrepOps(Block &body) {
+  SmallVector<Operation *> ops = llvm::map_to_vector(
+      body.getOperations(), [](Operation &op) { return &op; });
+  for (Operation *op : ops) {
+    auto phase = op->getAttrOfType<StringAttr>("rec.phase");
+    if (!phase || phase.getValue() != "prep" || !op->getNumOperands())
+      continue;
+    Operation *last = nullptr;
+    for (Value x : op->getOperands())
+      if (Operation *def = x.getDefiningOp())
+        if (def->getBlock() == &body && (!last || last->isBeforeInBlock(def)))
+          last = def;
+    if (last && last->getNextNode() != op)
+      op->moveAfter(last);
   }
 }
 
@@ -109,10 +159,21 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// operands count as uses only when `reads(op)`. Returns the floats used.
   /// Ops from `loopBegin` on run again for every value tile: a value
   /// defined before the loop and read in it lives to the loop's end.
+  ///
+  /// For the prep kernel (`prepKernel`) a product whose result only the
+  /// scan reads needs no place: it is stored straight into the workspace as
+  /// it is computed (rec.to_workspace). With `shiftedViews` neither does an
+  /// exclusive cumsum whose gate an earlier inclusive one sums too: it is
+  /// that sum's rows shifted down by one (the inclusive tile gets a zero
+  /// row before it, rec.zero_row_before; the exclusive one is
+  /// rec.shifted_view, its offset a row before the inclusive's; the
+  /// inclusive lives as long as either).
   int64_t planOps(ArrayRef<Operation *> ops, int64_t base, StringRef attr,
                   ChunkedOp chunked, llvm::function_ref<bool(Operation *)> reads,
-                  size_t loopBegin = SIZE_MAX) {
+                  size_t loopBegin = SIZE_MAX, bool prepKernel = false,
+                  bool shiftedViews = false) {
     int64_t chunk = chunked.getChunkSize(), m = chunked.getSubstepsPerToken();
+    TileExtents extents{chunk, m, dk, valueTile};
     llvm::DenseMap<Value, size_t> lastUse, index;
     for (auto [i, op] : llvm::enumerate(ops))
       for (Value r : op->getResults())
@@ -125,6 +186,38 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                       index[operand] < loopBegin
                   ? ops.size() - 1
                   : i;
+    llvm::DenseMap<Value, Value> shiftedOf; // exclusive -> inclusive
+    llvm::DenseSet<Value> toWorkspace;
+    if (prepKernel)
+      for (Operation *op : ops) {
+        op->removeAttr("rec.shifted_view");
+        op->removeAttr("rec.zero_row_before");
+        op->removeAttr("rec.to_workspace");
+        auto crossing = op->getAttrOfType<StringAttr>("rec.to_scan");
+        if (isa<ChunkMatmulOp>(op) && crossing && crossing.getValue() == "all" &&
+            llvm::all_of(op->getUsers(), [](Operation *user) {
+              auto phase = user->getAttrOfType<StringAttr>("rec.phase");
+              return phase && phase.getValue() == "scan";
+            }))
+          toWorkspace.insert(op->getResult(0));
+      }
+    if (prepKernel && shiftedViews)
+      for (Operation *op : ops) {
+        auto excl = dyn_cast<ChunkCumsumOp>(op);
+        if (!excl || !excl.getExclusive())
+          continue;
+        for (Operation *user : excl.getGate().getUsers()) {
+          auto incl = dyn_cast<ChunkCumsumOp>(user);
+          if (!incl || incl.getExclusive() || !index.count(incl) ||
+              index[incl] > index[excl] || incl.getType() != excl.getType())
+            continue;
+          shiftedOf[excl] = incl;
+          if (lastUse.count(excl))
+            lastUse[incl] = std::max(lastUse.lookup(incl), lastUse[excl]);
+          lastUse.erase(excl);
+          break;
+        }
+      }
     // The small tiles' zone (row vectors, a chunk x one) could hold all of
     // them at once: a few hundred floats.
     int64_t smallZone = 0;
@@ -138,75 +231,123 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     // Places every result, first fit over live ranges, 16-byte aligned;
     // with `apart`, the small tiles in their zone below the others, where
     // they cannot split a gap a large tile could use. Returns the peak.
-    auto place = [&](bool apart, llvm::DenseMap<Value, int64_t> &at) {
+    // Tiles of fewer floats than `below` go first fit from `base`, the
+    // others from `base + zone`; returns the peak, and the small tiles' own.
+    auto place = [&](int64_t below, int64_t zone,
+                     llvm::DenseMap<Value, int64_t> &at, bool bestFit = false) {
       std::vector<std::pair<int64_t, int64_t>> live; // [begin, end) in floats
       llvm::DenseMap<Value, std::pair<int64_t, int64_t>> placed;
-      int64_t peak = base, largeBase = apart ? base + smallZone : base;
+      int64_t peak = base, smallPeak = base, largeBase = base + zone;
       for (auto [i, op] : llvm::enumerate(ops)) {
-        // An elementwise op may take the place of the operand it maps, read
-        // last here: each thread reads an element and writes that element
-        // back (tile::add, neg, scaleRows, decayRows, decayToEnd). A sum may
-        // take either addend's; the others only their first operand's, as
-        // their second (a gate, a scale) is read at other elements' indices.
+        // An elementwise op may take the place of an operand it maps, read
+        // last here (mappedOperands).
         Value inPlace;
-        SmallVector<Value, 2> mapped;
-        if (isa<ChunkAddOp>(op))
-          mapped.append(op->operand_begin(), op->operand_end());
-        else if (isa<ChunkNegOp, ChunkScaleRowsOp, ChunkDecayRowsOp,
-                     ChunkDecayToEndOp>(op))
-          mapped.push_back(op->getOperand(0));
         if (reads(op))
-          for (Value operand : mapped)
+          for (Value operand : mappedOperands(op))
             if (!inPlace && lastUse.lookup(operand) == i &&
+                // (not a sum an exclusive view reads a row behind)
+                !llvm::is_contained(llvm::make_second_range(shiftedOf),
+                                    operand) &&
                 placed.count(operand) &&
                 operand.getType() == op->getResult(0).getType())
               inPlace = operand;
         for (Value result : op->getResults()) {
           auto tile = cast<TileType>(result.getType());
-          int64_t size = TileExtents{chunk, m, dk, valueTile}.elements(tile);
+          int64_t size = extents.elements(tile);
+          if (Value incl = shiftedOf.lookup(result)) {
+            placed[result] = placed[incl];
+            at[result] = at[incl] - extents.cols(tile);
+            continue;
+          }
+          if (toWorkspace.contains(result)) {
+            at[result] = 0;
+            continue;
+          }
+          // The zero row of an inclusive cumsum that an exclusive one views.
+          int64_t zeroRow = llvm::is_contained(llvm::make_second_range(shiftedOf),
+                                               result)
+                                ? extents.cols(tile)
+                                : 0;
+          size += zeroRow;
           if (inPlace) {
             placed[result] = placed[inPlace];
             at[result] = placed[result].first;
             continue;
           }
           std::sort(live.begin(), live.end());
-          int64_t offset = size < kSmallTile ? base : largeBase;
+          // The gaps from the zone's start up (first fit: the lowest that
+          // holds the tile; best fit: the tightest, else above them all).
+          int64_t offset = size < below ? base : largeBase, fit = -1,
+                  slack = std::numeric_limits<int64_t>::max();
           for (auto [begin, end] : live) {
             if (end <= offset)
               continue;
-            if (offset + size <= begin)
-              break;
+            if (offset + size <= begin) {
+              if (!bestFit) {
+                fit = offset;
+                break;
+              }
+              if (begin - offset - size < slack)
+                fit = offset, slack = begin - offset - size;
+            }
             offset = std::max(offset, (end + 3) / 4 * 4);
           }
+          if (fit >= 0)
+            offset = fit;
           live.push_back({offset, offset + size});
           placed[result] = live.back();
           peak = std::max(peak, offset + size);
-          at[result] = offset;
+          if (size < below)
+            smallPeak = std::max(smallPeak, offset + size);
+          at[result] = offset + zeroRow;
         }
         if (reads(op))
           for (Value operand : op->getOperands())
-            if (lastUse[operand] == i && placed.count(operand) &&
-                operand != inPlace)
+            if (lastUse.lookup(operand) == i && lastUse.count(operand) &&
+                placed.count(operand) && operand != inPlace)
               llvm::erase(live, placed[operand]);
         // A result nothing later reads (a prep value only the scan reads,
         // written out right after its op) frees its space at once.
         for (Value result : op->getResults())
-          if (!lastUse.count(result))
+          if (!lastUse.count(result) && !shiftedOf.count(result) &&
+              !toWorkspace.contains(result))
             llvm::erase(live, placed[result]);
       }
-      return peak;
+      return std::pair{peak, smallPeak};
     };
-    // Both ways; the one that needs less.
-    llvm::DenseMap<Value, int64_t> together, apart;
-    int64_t peakTogether = place(false, together),
-            peakApart = place(true, apart);
-    llvm::DenseMap<Value, int64_t> &at =
-        peakApart < peakTogether ? apart : together;
+    // Three ways; the one that needs least: every tile first fit from the
+    // bottom; the row vectors in a zone below the others (where they cannot
+    // split a gap a large tile could use); every tile smaller than the
+    // largest (chunk x chunk tiles too) in a zone below, sized by their own
+    // plan.
+    int64_t largest = 0;
+    for (Operation *op : ops)
+      for (Value r : op->getResults())
+        largest = std::max(largest, extents.elements(cast<TileType>(r.getType())));
+    llvm::DenseMap<Value, int64_t> together, apart, midApart, probe;
+    int64_t best = place(0, 0, together).first;
+    llvm::DenseMap<Value, int64_t> *chosen = &together;
+    if (int64_t peak = place(kSmallTile, smallZone, apart).first; peak < best)
+      best = peak, chosen = &apart;
+    int64_t midZone =
+        place(largest, std::numeric_limits<int32_t>::max(), probe).second - base;
+    if (int64_t peak = place(largest, midZone, midApart).first; peak < best)
+      best = peak, chosen = &midApart;
+    llvm::DenseMap<Value, int64_t> tight;
+    if (int64_t peak = place(0, 0, tight, /*bestFit=*/true).first; peak < best)
+      best = peak, chosen = &tight;
+    llvm::DenseMap<Value, int64_t> &at = *chosen;
     Builder builder(&getContext());
     for (Operation *op : ops)
       if (op->getNumResults())
         op->setAttr(attr, builder.getI64IntegerAttr(at.lookup(op->getResult(0))));
-    return std::min(peakTogether, peakApart);
+    for (auto [excl, incl] : shiftedOf) {
+      excl.getDefiningOp()->setAttr("rec.shifted_view", builder.getUnitAttr());
+      incl.getDefiningOp()->setAttr("rec.zero_row_before", builder.getUnitAttr());
+    }
+    for (Value v : toWorkspace)
+      v.getDefiningOp()->setAttr("rec.to_workspace", builder.getUnitAttr());
+    return best;
   }
 
   /// Plans the chunk body; returns the floats it needs, state slice included.
@@ -273,9 +414,16 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (!chunked->hasAttr("rec.split_scan"))
       return planOps(all, stateFloats, "rec.smem_offset", chunked,
                      [](Operation *) { return true; });
+    // With and without exclusive cumsums as views (their zero row can cost
+    // more than it saves); the better plan last, so that its offsets stay.
     auto planPrep = [&] {
-      return planOps(prep, 0, "rec.prep_smem_offset", chunked,
-                     [](Operation *) { return true; }, loopBegin);
+      auto plan = [&](bool views) {
+        return planOps(prep, 0, "rec.prep_smem_offset", chunked,
+                       [](Operation *) { return true; }, loopBegin,
+                       /*prepKernel=*/true, views);
+      };
+      int64_t withViews = plan(true), without = plan(false);
+      return withViews < without ? plan(true) : without;
     };
     // The prep ops in the chunk algorithm's order, then sunk to their
     // readers (sinkPrepOps): the order whose plan needs less shared memory
@@ -289,18 +437,38 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       collect();
       prepFloats = planPrep();
     };
-    prepFloats = planPrep();
-    sinkPrepOps(body, [&](Value v) {
+    auto floats = [&](Value v) {
       return extentsOf(chunked, valueTile)
           .elements(cast<TileType>(v.getType()));
-    });
+    };
+    // The candidates: the ops sunk as they stand and sunk after gathering,
+    // each with and without the moves that trade one tile's floats for as
+    // many of another's (which pays where the move ends an overlap).
+    SmallVector<std::function<void()>, 4> reorders;
+    for (bool gather : {false, true})
+      for (bool evenTrade : {false, true})
+        reorders.push_back([&, gather, evenTrade] {
+          if (gather)
+            hoistPrepOps(body);
+          sinkPrepOps(body, floats, evenTrade);
+        });
+    prepFloats = planPrep();
+    SmallVector<Operation *> best = written;
+    for (auto &reorder : reorders) {
+      for (Operation *op : written)
+        op->moveBefore(&body, body.end());
+      reorder();
+      collect();
+      if (int64_t floats = planPrep(); floats < prepFloats) {
+        prepFloats = floats;
+        best = all;
+      }
+    }
+    for (Operation *op : best)
+      op->moveBefore(&body, body.end());
     collect();
-    int64_t sunk = planPrep();
-    bool moved = sunk < prepFloats;
-    if (moved)
-      prepFloats = sunk;
-    else
-      restore();
+    prepFloats = planPrep();
+    bool moved = best != written;
     markHalf(chunked);
     // The scan stages what crosses in two buffers (this chunk's, and the
     // next chunk's arriving by cp.async while this one runs) when they fit

@@ -21,11 +21,11 @@
 // GDN's scalar gate crosses as one float (its last row), staged in a 16-byte
 // piece like the workspace's: GDN stages at chunk 32.
 // GDNCHUNK: schedule  dk=128 dv=128 chunk=32 tokens
-// GDNSTAGED: { // tile1: !rec.tile<chunk, one> (float)
+// GDNSTAGED: { // tile{{[0-9]+}}: !rec.tile<chunk, one> (float)
 // GDNSTAGED: for (int e = threadIdx.x * P; e < 1; e += THREADS * P)
 // GDNSTAGED-NEXT: rkc::tile::copyAsync16(to + e, from + e);
 // GDNSTAGED-NEXT: }
-// GDNSTAGED-NEXT: { // tile11: !rec.tile<chunk, key> (Crossing<TensorCores>)
+// GDNSTAGED-NEXT: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (Crossing<TensorCores>)
 // GDNSTAGED: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 16 : 16));
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
@@ -53,7 +53,7 @@
 // CHECK: constexpr int STAGE_FLOATS = 6464, STAGE_AT = [[AT:[0-9]+]];
 // CHECK: constexpr int STAGE_HALF_BYTES = 13056;
 // CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0) {
-// CHECK: { // tile1: !rec.tile<chunk, key> (float)
+// CHECK: { // tile3: !rec.tile<chunk, key> (float)
 // CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
 // CHECK: rkc::tile::copyAsync16(to + e, from + e);
 // CHECK: { // tile11: !rec.tile<chunk, key> (Crossing<TensorCores>)
@@ -89,7 +89,7 @@
 // CHECK-NEXT: if (t0 + C < eos)
 // CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0);
 // G's last row is read as row 15 of its tile.
-// CHECK: const float *const tile1 = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
+// CHECK: const float *const tile3 = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
 // The value rows come staged as well: the scan loads no input row.
 // CHECK: const Crossing<TensorCores> *const tile15 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
 // CHECK: const Crossing<TensorCores> *const tile17 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
@@ -106,9 +106,9 @@
 // The output's sum (Q S + A U, plus the staged A V) is added as the output
 // stores: no add pass, no tile28.
 // CHECK-NOT: float *const tile28 =
-// CHECK: rec.chunk.add %25, %27
+// CHECK: rec.chunk.add %26, %27
 // CHECK-NEXT: // (added by the output below as it stores)
-// CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile25[e]) + rkc::tile::toFloat(tile27[e]));
+// CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile26[e]) + rkc::tile::toFloat(tile27[e]));
 // The state decayed over the chunk is the addend of the next product's sum:
 // the product scales S as it stores (no decayState pass, no tile29). That
 // sum's only reader is the last product's sum: the two products are one
@@ -123,22 +123,25 @@
 // CHECK: %33 = rec.chunk.add %29, %32
 // CHECK-NEXT: // (computed with the product below)
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile31, tile18, 72, 0, tile36, tile15, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{tile1, 64, L}, SLD);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile31, tile18, 72, 0, tile36, tile15, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{tile3, 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile38[e];
 // CHECK: __device__ __forceinline__ void prep(const Params &p) {
 // CHECK: if (t0 >= eos)
-// CHECK: { // kept for the scan: tile1 (float)
+// CHECK: { // kept for the scan: tile3 (float)
 // CHECK-NEXT: float *const w = reinterpret_cast<float *>(ws + (TensorCores ? 0 : 0));
-// CHECK: w[e] = rkc::tile::fromFloat<float>(tile1[960 + e]);
+// CHECK: w[e] = rkc::tile::fromFloat<float>(tile3[960 + e]);
+// The exclusive cumsum is the inclusive one's rows a row later: the
+// inclusive gets the zero row before it, the exclusive nothing to compute.
+// CHECK: // (the inclusive sum's rows shifted down by one, its zero row first)
 // CHECK: rec.chunk.gram
 // Value-side ops run once per value tile, after the key-side ones; each
-// writes its columns of the full row.
+// writes its columns of the full row. A product only the scan reads is
+// stored into the workspace as it is computed (no tile, no copy).
 // CHECK: for (v0 = 0; v0 < DV; v0 += BV) {
-// CHECK: { // kept for the scan: tile17 (Crossing<TensorCores>)
-// CHECK-NEXT: Crossing<TensorCores> *const w = reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448));
-// CHECK: w[(e / BV) * DV + v0 + e % BV] = rkc::tile::fromFloat<Crossing<TensorCores>>(tile17[e]);
+// CHECK: // kept for the scan, stored there by the product
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile{{[0-9]+}}, tile{{[0-9]+}}, 16, 16, 32, false, reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448)) + v0, 0, 0, static_cast<const float *>(nullptr), DV);
 // CHECK-NOT: rec.chunk.decay_state
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {
 

@@ -13,6 +13,7 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 // RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SINK
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 products=bf16" | FileCheck %s --check-prefix=PREP
 
 // An elementwise op takes the place of the operand it maps when it reads it
 // last (each thread reads and writes back the same element): the decayed
@@ -21,16 +22,26 @@
 // vectors sit apart from the large tiles, and KDA's prep at chunk 64 fits.
 // Where the scan stages what crosses (so that where a prep op stands matters
 // to the prep kernel alone), prep ops move to just before their first
-// reader when that lowers the prep's peak: DeltaProduct's β k (the key rows
-// scaled by the write strength, read by the last prep op only) no longer
-// lives through the Grams, and its prep takes 61760 bytes, not 78400 (three
-// blocks an SM, not two). KDA at chunk 64 stages nothing: its order stays.
-// SINK: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 61760
+// reader, after gathering them ahead of the scan ops between them, where
+// that lowers the prep's peak: DeltaProduct's β k (the key rows scaled by the
+// write strength, read by the last prep op only) no longer lives through the
+// Grams. With the rest below, its prep (chunk 16) takes 45376 bytes, not
+// 78400.
+// SINK: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 45376
 // SINK: rec.chunk.gram
 // SINK: rec.chunk.gram
 // SINK: %[[KEY:[0-9]+]] = rec.chunk.rows key
 // SINK-NEXT: %[[BK:[0-9]+]] = rec.chunk.scale_rows %[[KEY]],
 // SINK-NEXT: rec.chunk.decay_to_end %[[BK]],
+// KDA's prep at chunk 32: the exclusive cumsum is the inclusive one's rows a
+// row later (no place of its own, a zero row before the inclusive), the
+// products only the scan reads are stored into the workspace (no place
+// either), and the tiles are placed where they fit tightest: 74240 bytes, not
+// 98304, so that three prep blocks fit an SM (228 KB).
+// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 74240
+// PREP: rec.chunk.cumsum %[[G:[0-9]+]] {{{.*}}rec.prep_smem_offset = [[#INCL:]] : i64{{.*}}rec.zero_row_before}
+// PREP-NEXT: rec.chunk.cumsum %[[G]] {exclusive, rec.phase = "prep", rec.prep_smem_offset = [[#INCL-128]] : i64, rec.shifted_view}
+// PREP: rec.chunk.matmul {{.*}}rec.to_scan = "all", rec.to_workspace
 // INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213760
 // INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
 // INPLACE: rec.chunk.decay_rows %[[READ]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = [[AT]] : i64}

@@ -51,7 +51,9 @@ SmallVector<Value, 2> mappedOperands(Operation *op) {
 /// where the chunk algorithm first names it (KDA's β k, read only by the
 /// last prep op, leaves the Gram's peak; β, a row vector, lives longer).
 /// Prep ops are pure (row loads, tile arithmetic): their order is free up
-/// to their operands.
+/// to their operands. With `evenTrade` a move that holds operands longer by
+/// as many floats as its result frees is made too (it pays where it ends an
+/// overlap, e.g. when the op then takes its operand's place).
 void sinkPrepOps(Block &body, llvm::function_ref<int64_t(Value)> floats,
                  bool evenTrade) {
   auto isPrep = [](Operation *op) {
@@ -244,7 +246,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         Value inPlace;
         if (reads(op))
           for (Value operand : mappedOperands(op))
-            if (!inPlace && lastUse.lookup(operand) == i &&
+            if (!inPlace && lastUse.count(operand) &&
+                lastUse.lookup(operand) == i &&
                 // (not a sum an exclusive view reads a row behind)
                 !llvm::is_contained(llvm::make_second_range(shiftedOf),
                                     operand) &&

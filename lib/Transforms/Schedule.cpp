@@ -230,11 +230,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         if (size < kSmallTile)
           smallZone += (size + 3) / 4 * 4;
       }
-    // Places every result, first fit over live ranges, 16-byte aligned;
-    // with `apart`, the small tiles in their zone below the others, where
-    // they cannot split a gap a large tile could use. Returns the peak.
-    // Tiles of fewer floats than `below` go first fit from `base`, the
-    // others from `base + zone`; returns the peak, and the small tiles' own.
+    // Places every result over live ranges, 16-byte aligned, first fit (or
+    // best fit): tiles of fewer floats than `below` from `base`, the others
+    // from `base + zone`, where the small ones cannot split a gap a large
+    // one could use. Returns the peak, and the small tiles' own.
     auto place = [&](int64_t below, int64_t zone,
                      llvm::DenseMap<Value, int64_t> &at, bool bestFit = false) {
       std::vector<std::pair<int64_t, int64_t>> live; // [begin, end) in floats

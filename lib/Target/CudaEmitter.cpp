@@ -1451,16 +1451,25 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << prepText
          << profilePrinter("rkc-profile-prep", prepBegin, profiledOps.size())
          << "}\n\n";
-      // Blocks an SM the prep's shared memory allows (228 KB an sm_90 SM,
-      // 1 KB of it reserved a block), at most 3: the prep kernel waits on
-      // latency, which more blocks hide, so its registers must not be what
-      // holds fewer blocks.
-      int64_t prepBlocks = std::min<int64_t>(
-          {3, 2048 / s.threads, 233472 / (s.prepSharedBytes + 1024)});
+      // Blocks an SM the prep's shared memory allows (1 KB of an SM's
+      // reserved a block), at most 3: the prep kernel waits on latency,
+      // which more blocks hide, so its registers must not be what holds
+      // fewer blocks. An SM's shared memory depends on the architecture.
+      auto prepBlocks = [&](int64_t smBytes) {
+        return std::max<int64_t>(
+            1, std::min<int64_t>({3, 2048 / s.threads,
+                                  smBytes / (s.prepSharedBytes + 1024)}));
+      };
       os << "// The prep kernel's registers leave room for as many blocks an "
-            "SM as its shared\n// memory does (at most 3).\n"
-         << "#ifndef RKC_PREP_BLOCKS\n#define RKC_PREP_BLOCKS "
-         << std::max<int64_t>(1, prepBlocks) << "\n#endif\n";
+            "SM as its shared\n// memory does (at most 3): 228 KB an SM on "
+            "sm_90, 164 KB on sm_80 and sm_87,\n// 100 KB on the others.\n"
+         << "#ifndef RKC_PREP_BLOCKS\n"
+         << "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
+         << "#define RKC_PREP_BLOCKS " << prepBlocks(233472) << "\n"
+         << "#elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870\n"
+         << "#define RKC_PREP_BLOCKS " << prepBlocks(167936) << "\n"
+         << "#else\n#define RKC_PREP_BLOCKS " << prepBlocks(102400) << "\n"
+         << "#endif\n#endif\n";
       for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
         os << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
               "RKC_PREP_BLOCKS)\nrkc_"

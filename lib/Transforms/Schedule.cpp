@@ -101,9 +101,13 @@ void sinkPrepOps(Block &body, llvm::function_ref<int64_t(Value)> floats,
 /// that stood between them, so that sinkPrepOps may then order them among
 /// themselves (KDA: the output's Gram before the decay of the query rows,
 /// which then takes their place).
-void hoistPrepOps(Block &body) {
+void hoistPrepOps(Block &body, bool keepOrder) {
   SmallVector<Operation *> ops = llvm::map_to_vector(
       body.getOperations(), [](Operation &op) { return &op; });
+  // With `keepOrder`, ops gathered after the same definition keep their
+  // order (an inclusive cumsum stays ahead of the exclusive one that may
+  // view it); without, the later lands first (other plans).
+  llvm::DenseMap<Operation *, Operation *> lastGathered;
   for (Operation *op : ops) {
     auto phase = op->getAttrOfType<StringAttr>("rec.phase");
     if (!phase || phase.getValue() != "prep" || !op->getNumOperands())
@@ -113,8 +117,14 @@ void hoistPrepOps(Block &body) {
       if (Operation *def = x.getDefiningOp())
         if (def->getBlock() == &body && (!last || last->isBeforeInBlock(def)))
           last = def;
-    if (last && last->getNextNode() != op)
-      op->moveAfter(last);
+    if (!last)
+      continue;
+    Operation *after = keepOrder ? lastGathered.lookup(last) : nullptr;
+    if (!after)
+      after = last;
+    if (after != op && after->getNextNode() != op)
+      op->moveAfter(after);
+    lastGathered[last] = op;
   }
 }
 
@@ -206,7 +216,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepKernel && shiftedViews)
       for (Operation *op : ops) {
         auto excl = dyn_cast<ChunkCumsumOp>(op);
-        if (!excl || !excl.getExclusive())
+        // (Not one the scan reads: its workspace copy stands where it does,
+        // which the inclusive sum's life does not reach.)
+        if (!excl || !excl.getExclusive() || excl->hasAttr("rec.to_scan"))
           continue;
         for (Operation *user : excl.getGate().getUsers()) {
           auto incl = dyn_cast<ChunkCumsumOp>(user);
@@ -443,15 +455,16 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       return extentsOf(chunked, valueTile)
           .elements(cast<TileType>(v.getType()));
     };
-    // The candidates: the ops sunk as they stand and sunk after gathering,
-    // each with and without the moves that trade one tile's floats for as
-    // many of another's (which pays where the move ends an overlap).
-    SmallVector<std::function<void()>, 4> reorders;
-    for (bool gather : {false, true})
+    // The candidates: the ops sunk as they stand and sunk after gathering
+    // (in either order), each with and without the moves that trade one
+    // tile's floats for as many of another's (which pays where the move
+    // ends an overlap).
+    SmallVector<std::function<void()>, 6> reorders;
+    for (int gather : {0, 1, 2})
       for (bool evenTrade : {false, true})
         reorders.push_back([&, gather, evenTrade] {
           if (gather)
-            hoistPrepOps(body);
+            hoistPrepOps(body, /*keepOrder=*/gather == 2);
           sinkPrepOps(body, floats, evenTrade);
         });
     prepFloats = planPrep();

@@ -25,7 +25,7 @@
 // GDNSTAGED: for (int e = threadIdx.x * P; e < 1; e += THREADS * P)
 // GDNSTAGED-NEXT: rkc::tile::copyAsync16(to + e, from + e);
 // GDNSTAGED-NEXT: }
-// GDNSTAGED-NEXT: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (Crossing<TensorCores>)
+// GDNSTAGED-NEXT: { // tile{{[0-9]+}}: !rec.tile<chunk, {{key|value}}> (Crossing<TensorCores>)
 // GDNSTAGED: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 16 : 16));
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
@@ -143,6 +143,9 @@
 // CHECK: // kept for the scan, stored there by the product
 // CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile{{[0-9]+}}, tile{{[0-9]+}}, 16, 16, 32, false, reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448)) + v0, 0, 0, static_cast<const float *>(nullptr), DV);
 // CHECK-NOT: rec.chunk.decay_state
+// CHECK: #ifndef RKC_PREP_BLOCKS
+// CHECK: extern "C" __global__ void __launch_bounds__(THREADS, RKC_PREP_BLOCKS)
+// CHECK-NEXT: rkc_kda_prep_kernel(const Params p) {
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {
 
 // LAUNCH: p->workspace = NULL;
@@ -187,3 +190,17 @@
 
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad --no-fatbin --split-scan 2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: split-scan (2) must be 0 or 1
+
+// The prep kernel's launch bounds ask for the blocks its shared memory allows
+// an SM: KDA's prep (74240 bytes at dk = dv = 128) fits 3 in an sm_90 SM's
+// 228 KB, 2 in sm_80's 164 KB, 1 in 100 KB.
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks --no-fatbin | FileCheck %s --check-prefix=BLOCKSLOG
+// RUN: FileCheck %s --check-prefix=BLOCKS --input-file=%t/blocks/kda.cu
+// BLOCKSLOG: prep 74240 B
+// BLOCKS: #ifndef RKC_PREP_BLOCKS
+// BLOCKS-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// BLOCKS-NEXT: #define RKC_PREP_BLOCKS 3
+// BLOCKS-NEXT: #elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870
+// BLOCKS-NEXT: #define RKC_PREP_BLOCKS 2
+// BLOCKS-NEXT: #else
+// BLOCKS-NEXT: #define RKC_PREP_BLOCKS 1

@@ -53,18 +53,17 @@
 // CHECK: constexpr int STAGE_FLOATS = 6464, STAGE_AT = [[AT:[0-9]+]];
 // CHECK: constexpr int STAGE_HALF_BYTES = 13056;
 // CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0) {
-// CHECK: { // tile3: !rec.tile<chunk, key> (float)
+// CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (float)
 // CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
 // CHECK: rkc::tile::copyAsync16(to + e, from + e);
-// CHECK: { // tile11: !rec.tile<chunk, key> (Crossing<TensorCores>)
+// CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (Crossing<TensorCores>)
 // CHECK-NEXT: constexpr int P = 16 / sizeof(Crossing<TensorCores>); // elements a 16-byte piece
 // CHECK-NEXT: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
 // CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 256 : 256));
 // CHECK-NEXT: for (int e = threadIdx.x * P; e < 1024; e += THREADS * P) // rows 72 elements apart
 // CHECK-NEXT: rkc::tile::copyAsync16(to + e / 64 * 72 + e % 64, from + e);
-// CHECK: { // tile17: !rec.tile<chunk, value> (Crossing<TensorCores>)
-// CHECK: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
-// CHECK: reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448));
+// CHECK: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
+// CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448));
 // CHECK: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
@@ -73,9 +72,7 @@
 // products read that sum (U): it is stored as their operand (16 bits where
 // they take bf16 operands).
 // CHECK: S[(e / BV) * SLD + e % BV] = p.a.initial_state
-// CHECK-NOT: float *const tile12 =
-// CHECK: rkc::tile::Operand<TensorCores> *const tile18 = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + {{[0-9]+}}); // !rec.tile<chunk, value>, only bf16 products read it
-// CHECK-NOT: float *const tile38 =
+// CHECK: rkc::tile::Operand<TensorCores> *const [[U:tile[0-9]+]] = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + {{[0-9]+}}); // !rec.tile<chunk, value>, only bf16 products read it
 // CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
 // CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;
 // CHECK-NEXT: if (bos < eos)
@@ -89,49 +86,44 @@
 // CHECK-NEXT: if (t0 + C < eos)
 // CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0);
 // G's last row is read as row 15 of its tile.
-// CHECK: const float *const tile3 = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
+// CHECK: const float *const [[G:tile[0-9]+]] = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
+// CHECK: const Crossing<TensorCores> *const [[W:tile[0-9]+]] = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
 // The value rows come staged as well: the scan loads no input row.
-// CHECK: const Crossing<TensorCores> *const tile15 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
-// CHECK: const Crossing<TensorCores> *const tile17 = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
+// CHECK: const Crossing<TensorCores> *const [[V:tile[0-9]+]] = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
+// CHECK: const Crossing<TensorCores> *const [[U0:tile[0-9]+]] = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
 // CHECK-NOT: prefill_s0_value(
 // The inner extent is a template argument: the product's loops unroll. The
 // sum after it (its only reader, the staged addend there from the start) is
 // added as the product stores, into the sum's place.
-// CHECK: // with the sum below: tile18 = A B + tile17
-// CHECK-NEXT: rkc::tile::matmul<TensorCores, 64>(tile11, S, 16, 64, 32, false, tile18, 72, SLD, tile17);
-// CHECK: rec.chunk.add %12, %17
+// CHECK: // with the sum below: [[U]] = A B + [[U0]]
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 64>([[W]], S, 16, 64, 32, false, [[U]], 72, SLD, [[U0]]);
+// CHECK: rec.chunk.add
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
 // The output's sum (Q S + A U, plus the staged A V) is added as the output
-// stores: no add pass, no tile28.
-// CHECK-NOT: float *const tile28 =
-// CHECK: rec.chunk.add %26, %27
-// CHECK-NEXT: // (added by the output below as it stores)
-// CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile26[e]) + rkc::tile::toFloat(tile27[e]));
+// stores: no add pass.
+// CHECK: // (added by the output below as it stores)
+// CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile{{[0-9]+}}[e]) + rkc::tile::toFloat(tile{{[0-9]+}}[e]));
 // The state decayed over the chunk is the addend of the next product's sum:
-// the product scales S as it stores (no decayState pass, no tile29). That
-// sum's only reader is the last product's sum: the two products are one
-// pass (matmulPair, no tile33), which stores the new state into S itself
+// the product scales S as it stores (no decayState pass). That sum's only
+// reader is the last product's sum: the two products are one pass
+// (matmulPair), which stores the new state into S itself
 // (no yield copy).
-// CHECK-NOT: float *const tile29 =
-// CHECK-NOT: float *const tile33 =
 // CHECK: rec.chunk.decay_state
 // CHECK-NEXT: // (scaled from S by the product below)
-// CHECK: %32 = rec.chunk.matmul %31, %18
-// CHECK-NEXT: // (computed with the product below)
-// CHECK: %33 = rec.chunk.add %29, %32
-// CHECK-NEXT: // (computed with the product below)
+// CHECK: // (computed with the product below)
+// CHECK: // (computed with the product below)
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile31, tile18, 72, 0, tile36, tile15, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{tile3, 64, L}, SLD);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile{{[0-9]+}}, [[U]], 72, 0, tile{{[0-9]+}}, [[V]], 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
-// CHECK-NOT: = tile38[e];
+// CHECK-NOT: = tile{{[0-9]+}}[e];
 // CHECK: __device__ __forceinline__ void prep(const Params &p) {
 // CHECK: if (t0 >= eos)
-// CHECK: { // kept for the scan: tile3 (float)
+// CHECK: { // kept for the scan: [[G]] (float)
 // CHECK-NEXT: float *const w = reinterpret_cast<float *>(ws + (TensorCores ? 0 : 0));
-// CHECK: w[e] = rkc::tile::fromFloat<float>(tile3[960 + e]);
+// CHECK: w[e] = rkc::tile::fromFloat<float>([[G]][960 + e]);
 // The exclusive cumsum is the inclusive one's rows a row later: the
 // inclusive gets the zero row before it, the exclusive nothing to compute.
 // CHECK: // (the inclusive sum's rows shifted down by one, its zero row first)

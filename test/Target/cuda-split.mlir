@@ -30,9 +30,9 @@
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
 // the addend U0 arrives after the product W S, which therefore cannot add it.
-// UNSTAGED: rkc::tile::matmul<TensorCores, 128>(tile15, S, 64, 128, 32, false, tile16, 0, SLD);
-// UNSTAGED: { // from the prep kernel: tile19
-// UNSTAGED: rkc::tile::add(tile16, tile19, 2048, tile20);
+// UNSTAGED: rkc::tile::matmul<TensorCores, 128>(tile{{[0-9]+}}, S, 64, 128, 32, false, [[WS:tile[0-9]+]], 0, SLD);
+// UNSTAGED: { // from the prep kernel: [[U0:tile[0-9]+]]
+// UNSTAGED: rkc::tile::add([[WS]], [[U0]], 2048, tile{{[0-9]+}});
 
 // 64 (G's last row) + 7 x 16 x 64 (V, W, U0, Q, A_qk V, A, K) + 16 x 16
 // (A_qa): the value rows the scan reads cross too (keep-rows), so the scan
@@ -62,8 +62,6 @@
 // CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 256 : 256));
 // CHECK-NEXT: for (int e = threadIdx.x * P; e < 1024; e += THREADS * P) // rows 72 elements apart
 // CHECK-NEXT: rkc::tile::copyAsync16(to + e / 64 * 72 + e % 64, from + e);
-// CHECK: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
-// CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448));
 // CHECK: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
@@ -87,16 +85,15 @@
 // CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0);
 // G's last row is read as row 15 of its tile.
 // CHECK: const float *const [[G:tile[0-9]+]] = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
-// CHECK: const Crossing<TensorCores> *const [[W:tile[0-9]+]] = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
-// The value rows come staged as well: the scan loads no input row.
-// CHECK: const Crossing<TensorCores> *const [[V:tile[0-9]+]] = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 2560 : 4864));
-// CHECK: const Crossing<TensorCores> *const [[U0:tile[0-9]+]] = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? 3584 : 6912));
+// The other crossing values come staged too, the value rows with them: the
+// scan loads no input row.
+// CHECK-COUNT-8: const Crossing<TensorCores> *const tile{{[0-9]+}} = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}));
 // CHECK-NOT: prefill_s0_value(
 // The inner extent is a template argument: the product's loops unroll. The
 // sum after it (its only reader, the staged addend there from the start) is
 // added as the product stores, into the sum's place.
-// CHECK: // with the sum below: [[U]] = A B + [[U0]]
-// CHECK-NEXT: rkc::tile::matmul<TensorCores, 64>([[W]], S, 16, 64, 32, false, [[U]], 72, SLD, [[U0]]);
+// CHECK: // with the sum below: [[U]] = A B + [[U0:tile[0-9]+]]
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 64>(tile{{[0-9]+}}, S, 16, 64, 32, false, [[U]], 72, SLD, [[U0]]);
 // CHECK: rec.chunk.add
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: from the prep kernel
@@ -108,14 +105,15 @@
 // The state decayed over the chunk is the addend of the next product's sum:
 // the product scales S as it stores (no decayState pass). That sum's only
 // reader is the last product's sum: the two products are one pass
-// (matmulPair), which stores the new state into S itself
+// (matmulPair), which stores the new state into S itself, the value rows
+// (V) as the second product's right operand
 // (no yield copy).
 // CHECK: rec.chunk.decay_state
 // CHECK-NEXT: // (scaled from S by the product below)
 // CHECK: // (computed with the product below)
 // CHECK: // (computed with the product below)
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile{{[0-9]+}}, [[U]], 72, 0, tile{{[0-9]+}}, [[V]], 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile{{[0-9]+}}, [[U]], 72, 0, tile{{[0-9]+}}, tile{{[0-9]+}}, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile{{[0-9]+}}[e];
@@ -133,7 +131,7 @@
 // stored into the workspace as it is computed (no tile, no copy).
 // CHECK: for (v0 = 0; v0 < DV; v0 += BV) {
 // CHECK: // kept for the scan, stored there by the product
-// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile{{[0-9]+}}, tile{{[0-9]+}}, 16, 16, 32, false, reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? 4352 : 8448)) + v0, 0, 0, static_cast<const float *>(nullptr), DV);
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile{{[0-9]+}}, tile{{[0-9]+}}, 16, 16, 32, false, reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? {{[0-9]+}} : {{[0-9]+}})) + v0, 0, 0, static_cast<const float *>(nullptr), DV);
 // CHECK-NOT: rec.chunk.decay_state
 // CHECK: #ifndef RKC_PREP_BLOCKS
 // CHECK: extern "C" __global__ void __launch_bounds__(THREADS, RKC_PREP_BLOCKS)
@@ -165,7 +163,7 @@
 // COPY: unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, t0, hv);
 // COPY: { // from the prep kernel: tile1 (float)
 // COPY: tile1[3968 + e] = rkc::tile::toFloat(w[e]);
-// COPY: { // from the prep kernel: tile15 (Crossing<TensorCores>)
+// COPY: { // from the prep kernel: tile{{[0-9]+}} (Crossing<TensorCores>)
 
 // --prefetch 1: the prep kernel fetches its own chunk's input rows into L2
 // before its first row op; the scan, which loads no rows, fetches nothing.

@@ -52,6 +52,17 @@ public:
     bool shareGram = !rank1Slots.empty();
     for (int64_t w : writeSlots)
       shareGram &= table[w].getKey() == table[w].getEraseAlong();
+    // Delta factors, (I - β k kᵀ) S + β k vᵀ on every rank-1 slot and only
+    // there: the write is along the erase direction with the erase's
+    // strength, so the state's erase term -(β k)ᵀ U is the write term's
+    // tile times -U. The WY vectors then carry the sign (U' = -U, from -T⁻¹),
+    // the output reads U' through +α, and S_L = e^{G_L} S₀ + Kᵀ U' + Kᵀ V
+    // needs no tile of -α x of its own.
+    bool delta = shareGram && rank1Slots == writeSlots &&
+                 llvm::all_of(writeSlots, [&](int64_t w) {
+                   return table[w].getStrength() ==
+                          table[w].getWriteStrength();
+                 });
 
     // Gates: G_t (inclusive) and G_{t-1} (exclusive).
     Value G, Gprev;
@@ -62,25 +73,35 @@ public:
     }
 
     // The WY vectors: U = T⁻¹ ((B ⊙ e^{G_{t-1}}) S₀ + A_bk V).
-    Value X, negAlpha, kappa, K, V, U, Mbx;
+    // (A delta factor's key and write strength are its erase direction and
+    // strength: their rows are loaded once.)
+    Value X, alpha, negAlpha, kappa, K, V, U, Mbx;
+    if (delta) {
+      alpha = rows(RowRole::strength, rank1Slots, Axis::one);
+      X = rows(RowRole::erase_along, rank1Slots, Axis::key);
+    }
     if (!writeSlots.empty()) {
-      kappa = rows(RowRole::write_strength, writeSlots, Axis::one);
+      kappa = delta ? alpha
+                    : rows(RowRole::write_strength, writeSlots, Axis::one);
       V = rows(RowRole::value, writeSlots, Axis::value);
-      K = op<ChunkScaleRowsOp>(tile(Axis::chunk, writeSlots, Axis::key),
-                               rows(RowRole::key, writeSlots, Axis::key),
-                               kappa);
+      K = op<ChunkScaleRowsOp>(
+          tile(Axis::chunk, writeSlots, Axis::key),
+          delta ? X : rows(RowRole::key, writeSlots, Axis::key), kappa);
     }
     if (!rank1Slots.empty()) {
-      X = rows(RowRole::erase_along, rank1Slots, Axis::key);
+      if (!X)
+        X = rows(RowRole::erase_along, rank1Slots, Axis::key);
       Value B = rows(RowRole::read, rank1Slots, Axis::key);
       negAlpha = op<ChunkNegOp>(
           tile(Axis::chunk, rank1Slots, Axis::one),
-          rows(RowRole::strength, rank1Slots, Axis::one));
+          alpha ? alpha : rows(RowRole::strength, rank1Slots, Axis::one));
       Mbx = gram(B, X, Gprev, G, MaskKind::strict);
       Value Aba = op<ChunkScaleColsOp>(
           tile(Axis::chunk, rank1Slots, Axis::chunk, rank1Slots), Mbx,
           negAlpha);
       Value Tinv = op<ChunkUTInverseOp>(Aba.getType(), Aba);
+      if (delta)
+        Tinv = op<ChunkNegOp>(Tinv.getType(), Tinv);
       Value Bd = Gprev ? op<ChunkDecayRowsOp>(B.getType(), B, Gprev) : B;
       Value W = op<ChunkMatmulOp>(B.getType(), Tinv, Bd, false);
       U = op<ChunkMatmulOp>(tile(Axis::chunk, rank1Slots, Axis::value), W,
@@ -101,19 +122,21 @@ public:
     Value Qd = G ? op<ChunkDecayRowsOp>(Q.getType(), Q, G) : Q;
     Type outType = tile(Axis::chunk, readSlots, Axis::value);
     Value O = op<ChunkMatmulOp>(outType, Qd, state, false);
-    Value Mqx;
+    Value Mqx, Aqa;
     if (X) {
       Mqx = gram(Q, X, G, G, MaskKind::lower);
-      Value Aqa = op<ChunkScaleColsOp>(
+      Aqa = op<ChunkScaleColsOp>(
           tile(Axis::chunk, readSlots, Axis::chunk, rank1Slots), Mqx,
-          negAlpha);
+          delta ? alpha : negAlpha);
       O = op<ChunkAddOp>(outType, O,
                          op<ChunkMatmulOp>(outType, Aqa, U, false));
     }
     if (V) {
       Type aqkType = tile(Axis::chunk, readSlots, Axis::chunk, writeSlots);
-      Value Aqk = shareGram ? op<ChunkScaleColsOp>(aqkType, Mqx, kappa)
-                            : gram(Q, K, G, G, MaskKind::lower);
+      // (A delta factor's A_qk is A_qa, now that A_qa weighs by +α.)
+      Value Aqk = delta       ? Aqa
+                  : shareGram ? op<ChunkScaleColsOp>(aqkType, Mqx, kappa)
+                              : gram(Q, K, G, G, MaskKind::lower);
       O = op<ChunkAddOp>(outType, O,
                          op<ChunkMatmulOp>(outType, Aqk, V, false));
     }
@@ -123,17 +146,21 @@ public:
     // S_L = e^{G_L} S₀ + (A ⊙ e^{G_L - G})ᵀ U + (K ⊙ e^{G_L - G})ᵀ V.
     Type stateType = state.getType();
     Value S = G ? op<ChunkDecayStateOp>(stateType, state, G) : state;
+    Value Ke;
+    if (V)
+      Ke = G ? op<ChunkDecayToEndOp>(K.getType(), K, G) : K;
     if (X) {
-      Value A = op<ChunkScaleRowsOp>(X.getType(), X, negAlpha);
-      Value Ae = G ? op<ChunkDecayToEndOp>(A.getType(), A, G) : A;
+      Value Ae = Ke;
+      if (!delta) {
+        Value A = op<ChunkScaleRowsOp>(X.getType(), X, negAlpha);
+        Ae = G ? op<ChunkDecayToEndOp>(A.getType(), A, G) : A;
+      }
       S = op<ChunkAddOp>(stateType, S,
                          op<ChunkMatmulOp>(stateType, Ae, U, true));
     }
-    if (V) {
-      Value Ke = G ? op<ChunkDecayToEndOp>(K.getType(), K, G) : K;
+    if (V)
       S = op<ChunkAddOp>(stateType, S,
                          op<ChunkMatmulOp>(stateType, Ke, V, true));
-    }
     ChunkYieldOp::create(b, loc, ValueRange{S});
   }
 

@@ -34,24 +34,24 @@
 // UNSTAGED: { // from the prep kernel: [[U0:tile[0-9]+]]
 // UNSTAGED: rkc::tile::add([[WS]], [[U0]], 2048, tile{{[0-9]+}});
 
-// 64 (G's last row) + 7 x 16 x 64 (V, W, U0, Q, A_qk V, A, K) + 16 x 16
+// 64 (G's last row) + 6 x 16 x 64 (V, W, U0, Q, A_qk V, K) + 16 x 16
 // (A_qa): the value rows the scan reads cross too (keep-rows), so the scan
 // loads no input.
 // CHECK: constexpr int SLD = 40;
-// CHECK: constexpr int64_t WS_FLOATS = 7488;
+// CHECK: constexpr int64_t WS_FLOATS = 6464;
 // For 16-bit outputs what the scan only multiplies or adds is bf16 (G's last
-// row stays float32): 64 x 4 + 7 x 16 x 64 x 2 + 16 x 16 x 2 bytes.
-// CHECK: constexpr int64_t WS_HALF_BYTES = 15104;
+// row stays float32): 64 x 4 + 6 x 16 x 64 x 2 + 16 x 16 x 2 bytes.
+// CHECK: constexpr int64_t WS_HALF_BYTES = 13056;
 // CHECK: template <> struct CrossingType<true> { using type = __nv_bfloat16; };
 // CHECK: return static_cast<unsigned char *>(p.workspace) + (slot * p.value_heads + hv) *
 // CHECK-NEXT: (TensorCores ? WS_HALF_BYTES : WS_FLOATS * 4);
 // The scan stages what crosses in two buffers after its own tiles: one
-// buffer holds G's last row, the key-side tiles whole (the four that only
+// buffer holds G's last row, the key-side tiles whole (the three that only
 // products read as their left operand with rows of 64 + 8 floats, so that
 // fragment loads meet no bank conflicts) and the value-side ones by the value
-// tile's 32 columns: 64 + 4 x 16 x 72 + 3 x 16 x 32 + 16 x 16.
-// CHECK: constexpr int STAGE_FLOATS = 6464, STAGE_AT = [[AT:[0-9]+]];
-// CHECK: constexpr int STAGE_HALF_BYTES = 13056;
+// tile's 32 columns: 64 + 3 x 16 x 72 + 3 x 16 x 32 + 16 x 16.
+// CHECK: constexpr int STAGE_FLOATS = 5312, STAGE_AT = [[AT:[0-9]+]];
+// CHECK: constexpr int STAGE_HALF_BYTES = 10752;
 // CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0) {
 // CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (float)
 // CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
@@ -87,7 +87,7 @@
 // CHECK: const float *const [[G:tile[0-9]+]] = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
 // The other crossing values come staged too, the value rows with them: the
 // scan loads no input row.
-// CHECK-COUNT-8: const Crossing<TensorCores> *const tile{{[0-9]+}} = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}));
+// CHECK-COUNT-7: const Crossing<TensorCores> *const tile{{[0-9]+}} = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}));
 // CHECK-NOT: prefill_s0_value(
 // The inner extent is a template argument: the product's loops unroll. The
 // sum after it (its only reader, the staged addend there from the start) is
@@ -107,13 +107,13 @@
 // reader is the last product's sum: the two products are one pass
 // (matmulPair), which stores the new state into S itself, the value rows
 // (V) as the second product's right operand
-// (no yield copy).
+// (no yield copy). A delta factor's two products share their left tile, K̃.
 // CHECK: rec.chunk.decay_state
 // CHECK-NEXT: // (scaled from S by the product below)
 // CHECK: // (computed with the product below)
 // CHECK: // (computed with the product below)
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>(tile{{[0-9]+}}, [[U]], 72, 0, tile{{[0-9]+}}, tile{{[0-9]+}}, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[KE:tile[0-9]+]], [[U]], 72, 0, [[KE]], tile{{[0-9]+}}, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile{{[0-9]+}}[e];
@@ -182,11 +182,11 @@
 // BAD: split-scan (2) must be 0 or 1
 
 // The prep kernel's launch bounds ask for the blocks its shared memory allows
-// an SM: KDA's prep (74240 bytes at dk = dv = 128) fits 3 in an sm_90 SM's
+// an SM: KDA's prep (62208 bytes at dk = dv = 128) fits 3 in an sm_90 SM's
 // 228 KB, 2 in sm_80's 164 KB, 1 in 100 KB.
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks --no-fatbin | FileCheck %s --check-prefix=BLOCKSLOG
 // RUN: FileCheck %s --check-prefix=BLOCKS --input-file=%t/blocks/kda.cu
-// BLOCKSLOG: prep 74240 B
+// BLOCKSLOG: prep 62208 B
 // BLOCKS: #ifndef RKC_PREP_BLOCKS
 // BLOCKS-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // BLOCKS-NEXT: #define RKC_PREP_BLOCKS 3

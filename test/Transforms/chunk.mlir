@@ -51,13 +51,32 @@
 
 // KDA's gate is per channel.
 // KDA: rec.chunk.rows gate : !rec.tile<chunk, key>
+// Its factor is a delta rule's: it writes along its erase direction with
+// the erase's strength, so the key and strength rows are loaded once (β k
+// is the scaled erase rows), the WY vectors carry U's sign (-T⁻¹, so that
+// U' = -U), the output weighs U' by +β (A_qa is A_qk), and the state's erase
+// and write terms share one tile: S_L = e^{G_L} S₀ + K̃ᵀ U' + K̃ᵀ V.
+// KDA: %[[BETA:.*]] = rec.chunk.rows strength
+// KDA-NEXT: %[[X:.*]] = rec.chunk.rows erase_along
+// KDA: %[[K:.*]] = rec.chunk.scale_rows %[[X]], %[[BETA]]
+// KDA-NOT: rec.chunk.rows key
+// KDA-NOT: rec.chunk.rows write_strength
 // KDA: rec.chunk.gram {{.*}} decay({{.*}}) mask(strict) : (!rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>)
+// KDA: %[[TINV:.*]] = rec.chunk.ut_inverse
+// KDA-NEXT: rec.chunk.neg %[[TINV]]
+// KDA: %[[MQ:.*]] = rec.chunk.gram {{.*}} mask(lower)
+// KDA-NEXT: %[[AQ:.*]] = rec.chunk.scale_cols %[[MQ]], %[[BETA]]
+// KDA: rec.chunk.matmul %[[AQ]], %[[U:[0-9]+]]
+// KDA: rec.chunk.matmul %[[AQ]], %[[V:[0-9]+]]
+// KDA: %[[KE:.*]] = rec.chunk.decay_to_end %[[K]],
+// KDA-NEXT: rec.chunk.matmul %[[KE]], %[[U]] {transpose_lhs}
+// KDA: rec.chunk.matmul %[[KE]], %[[V]] {transpose_lhs}
 
 // GDN-2's factor is general: it reads at a (the read rows differ from the
 // erase rows), but it erases along k, where it also writes, so A_ba and
 // A_bk still share one Gram product (and A_qa, A_qk another).
 // GDN2: %[[X:.*]] = rec.chunk.rows erase_along : !rec.tile<chunk, key>
-// GDN2-NEXT: %[[B:.*]] = rec.chunk.rows read : !rec.tile<chunk, key>
+// GDN2: %[[B:.*]] = rec.chunk.rows read : !rec.tile<chunk, key>
 // GDN2: rec.chunk.gram %[[B]], %[[X]]
 // GDN2: rec.chunk.gram
 // GDN2-NOT: rec.chunk.gram

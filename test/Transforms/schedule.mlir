@@ -23,30 +23,28 @@
 // Where the scan stages what crosses (so that where a prep op stands matters
 // to the prep kernel alone), prep ops move to just before their first
 // reader, after gathering them ahead of the scan ops between them, where
-// that lowers the prep's peak: DeltaProduct's β k (the key rows scaled by the
-// write strength, read by the last prep op only) no longer lives through the
-// Grams. With the rest below, its prep (chunk 16) takes 45376 bytes, not
-// 78400.
-// SINK: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 45376
+// that lowers the prep's peak: DeltaProduct's β k (read by the last prep op
+// only) no longer lives through the Grams. With the rest below, its prep
+// (chunk 16) takes 45504 bytes, not 78400.
+// SINK: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 45504
 // SINK: rec.chunk.gram
 // SINK: rec.chunk.gram
-// SINK: %[[KEY:[0-9]+]] = rec.chunk.rows key
-// SINK-NEXT: %[[BK:[0-9]+]] = rec.chunk.scale_rows %[[KEY]],
+// SINK: %[[BK:[0-9]+]] = rec.chunk.scale_rows %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "prep"
 // SINK-NEXT: rec.chunk.decay_to_end %[[BK]],
 // KDA's prep at chunk 32: the exclusive cumsum is the inclusive one's rows a
 // row later (no place of its own, a zero row before the inclusive), the
 // products only the scan reads are stored into the workspace (no place
-// either), and the tiles are placed where they fit tightest: 74240 bytes, not
+// either), and the tiles are placed where they fit tightest: 66048 bytes, not
 // 98304, so that three prep blocks fit an SM (228 KB).
-// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 74240
+// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 66048
 // PREP: rec.chunk.cumsum %[[G:[0-9]+]] {{{.*}}rec.prep_smem_offset = [[#INCL:]] : i64{{.*}}rec.zero_row_before}
 // PREP-NEXT: rec.chunk.cumsum %[[G]] {exclusive, rec.phase = "prep", rec.prep_smem_offset = [[#INCL-128]] : i64, rec.shifted_view}
 // PREP: rec.chunk.matmul {{.*}}rec.to_scan = "all", rec.to_workspace
-// INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213760
+// INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213504
 // INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
 // INPLACE: rec.chunk.decay_rows %[[READ]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = [[AT]] : i64}
-// INPLACE: %[[Q:[0-9]+]] = rec.chunk.rows query {{{.*}}rec.prep_smem_offset = 32960 : i64}
-// INPLACE: rec.chunk.decay_rows %[[Q]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = 41152 : i64
+// INPLACE: %[[Q:[0-9]+]] = rec.chunk.rows query {{{.*}}rec.prep_smem_offset = 32896 : i64}
+// INPLACE: rec.chunk.decay_rows %[[Q]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = 41088 : i64
 // INPLACE: rec.chunk.gram %[[Q]]
 
 // The block's work and its shared memory: the state slice (64 rows of the

@@ -34,9 +34,9 @@
 // KDA's prep at chunk 32: the exclusive cumsum is the inclusive one's rows a
 // row later (no place of its own, a zero row before the inclusive), the
 // products only the scan reads are stored into the workspace (no place
-// either), and the tiles are placed where they fit tightest: 66048 bytes, not
+// either), and the tiles are placed where they fit tightest: 62208 bytes, not
 // 98304, so that three prep blocks fit an SM (228 KB).
-// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 66048
+// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 62208
 // PREP: rec.chunk.cumsum %[[G:[0-9]+]] {{{.*}}rec.prep_smem_offset = [[#INCL:]] : i64{{.*}}rec.zero_row_before}
 // PREP-NEXT: rec.chunk.cumsum %[[G]] {exclusive, rec.phase = "prep", rec.prep_smem_offset = [[#INCL-128]] : i64, rec.shifted_view}
 // PREP: rec.chunk.matmul {{.*}}rec.to_scan = "all", rec.to_workspace

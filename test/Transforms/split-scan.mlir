@@ -61,7 +61,7 @@
 // WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 4608 : i64, rec.workspace_offset = 2176 : i64
 // WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 8704 : i64, rec.workspace_offset = 4224 : i64
 // WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 12800 : i64, rec.workspace_offset = 6272 : i64
-// WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 13312 : i64, rec.workspace_offset = 6528 : i64
+// WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 16896 : i64, rec.workspace_offset = 8320 : i64
 // WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 17408 : i64, rec.workspace_offset = 8576 : i64
 
 // out-phase: what only the output needs (Q S₀, A_qk U and their sums, the

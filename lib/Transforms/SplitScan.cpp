@@ -18,7 +18,8 @@
 // G's last row only). A state-free product whose result has the state's
 // shape (key x value) and that only the scan reads is moved into the scan:
 // keeping its chunk-sized operands costs less than keeping a dk x dv tile
-// per chunk. With out-phase, a prep value an out op reads gets
+// per chunk; so is a product of values the scan receives anyway that
+// only the scan reads. With out-phase, a prep value an out op reads gets
 // `rec.to_out`, a scan value one reads `rec.scan_to_out` (kept a chunk, as
 // the chunk's entering state is).
 //
@@ -106,6 +107,23 @@ void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
   for (Operation &op : llvm::reverse(body))
     if (phase[&op] == Phase::prep && isa<ChunkMatmulOp>(op) &&
         isStateShaped(op.getResult(0).getType()) && onlyScanUses(&op))
+      phase[&op] = Phase::scan;
+
+  // 2b. A product that only the scan reads, of operands the scan receives
+  //     anyway (values that cross, or row loads), moves into it: its
+  //     result, a chunk-sized tile, then does not cross. (A delta factor's
+  //     A_qk V: A_qk is A_qa, which crosses for A_qa U', and V's rows cross
+  //     for the state update.)
+  auto reachesScan = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && (isa<ChunkRowsOp>(def) ||
+                   llvm::any_of(v.getUsers(), [&](Operation *user) {
+                     return phase[user] == Phase::scan;
+                   }));
+  };
+  for (Operation &op : llvm::reverse(body))
+    if (phase[&op] == Phase::prep && isa<ChunkMatmulOp>(op) &&
+        onlyScanUses(&op) && llvm::all_of(op.getOperands(), reachesScan))
       phase[&op] = Phase::scan;
 
   // 3. Row loads the scan reads are redone there (unless kept).

@@ -34,14 +34,14 @@
 // UNSTAGED: { // from the prep kernel: [[U0:tile[0-9]+]]
 // UNSTAGED: rkc::tile::add([[WS]], [[U0]], 2048, tile{{[0-9]+}});
 
-// 64 (G's last row) + 6 x 16 x 64 (V, W, U0, Q, A_qk V, K) + 16 x 16
+// 64 (G's last row) + 5 x 16 x 64 (V, W, U0, Q, K) + 16 x 16
 // (A_qa): the value rows the scan reads cross too (keep-rows), so the scan
 // loads no input.
 // CHECK: constexpr int SLD = 40;
-// CHECK: constexpr int64_t WS_FLOATS = 6464;
+// CHECK: constexpr int64_t WS_FLOATS = 5440;
 // For 16-bit outputs what the scan only multiplies or adds is bf16 (G's last
-// row stays float32): 64 x 4 + 6 x 16 x 64 x 2 + 16 x 16 x 2 bytes.
-// CHECK: constexpr int64_t WS_HALF_BYTES = 13056;
+// row stays float32): 64 x 4 + 5 x 16 x 64 x 2 + 16 x 16 x 2 bytes.
+// CHECK: constexpr int64_t WS_HALF_BYTES = 11008;
 // CHECK: template <> struct CrossingType<true> { using type = __nv_bfloat16; };
 // CHECK: return static_cast<unsigned char *>(p.workspace) + (slot * p.value_heads + hv) *
 // CHECK-NEXT: (TensorCores ? WS_HALF_BYTES : WS_FLOATS * 4);
@@ -49,9 +49,9 @@
 // buffer holds G's last row, the key-side tiles whole (the three that only
 // products read as their left operand with rows of 64 + 8 floats, so that
 // fragment loads meet no bank conflicts) and the value-side ones by the value
-// tile's 32 columns: 64 + 3 x 16 x 72 + 3 x 16 x 32 + 16 x 16.
-// CHECK: constexpr int STAGE_FLOATS = 5312, STAGE_AT = [[AT:[0-9]+]];
-// CHECK: constexpr int STAGE_HALF_BYTES = 10752;
+// tile's 32 columns: 64 + 3 x 16 x 72 + 2 x 16 x 32 + 16 x 16.
+// CHECK: constexpr int STAGE_FLOATS = 4800, STAGE_AT = [[AT:[0-9]+]];
+// CHECK: constexpr int STAGE_HALF_BYTES = 9728;
 // CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0) {
 // CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (float)
 // CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
@@ -87,7 +87,7 @@
 // CHECK: const float *const [[G:tile[0-9]+]] = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
 // The other crossing values come staged too, the value rows with them: the
 // scan loads no input row.
-// CHECK-COUNT-7: const Crossing<TensorCores> *const tile{{[0-9]+}} = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}));
+// CHECK-COUNT-6: const Crossing<TensorCores> *const tile{{[0-9]+}} = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}));
 // CHECK-NOT: prefill_s0_value(
 // The inner extent is a template argument: the product's loops unroll. The
 // sum after it (its only reader, the staged addend there from the start) is
@@ -98,10 +98,12 @@
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
-// The output's sum (Q S + A U, plus the staged A V) is added as the output
-// stores: no add pass.
-// CHECK: // (added by the output below as it stores)
-// CHECK: (v0 + e % BV) * p.a.o.stride[3], rkc::tile::toFloat(tile{{[0-9]+}}[e]) + rkc::tile::toFloat(tile{{[0-9]+}}[e]));
+// The output's two products share their left operand (a delta factor's
+// A_qk is A_qa, and the scan computes A_qa V itself from the staged A_qa
+// and V): one pass, A_qa U' + A_qa V, adding Q S as it stores.
+// CHECK: // with the sums below: [[O:tile[0-9]+]] = A1 B1 + A2 B2 + tile{{[0-9]+}}
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, 0, [[AQ]], tile{{[0-9]+}}, 0, 0, 16, 32, false, [[O]], 0, tile{{[0-9]+}});
+// CHECK: rec.chunk.output
 // The state decayed over the chunk is the addend of the next product's sum:
 // the product scales S as it stores (no decayState pass). That sum's only
 // reader is the last product's sum: the two products are one pass

@@ -23,6 +23,11 @@
 // CHECK: %[[W:[0-9]+]] = rec.chunk.matmul {{.*}} {rec.phase = "prep", rec.to_scan = "all"}
 // CHECK: rec.chunk.matmul %[[W]], %arg0 {rec.phase = "scan"}
 // CHECK: rec.chunk.gram {{.*}} mask(lower) {rec.phase = "prep"}
+// A_qa crosses for A_qa U', and V's rows reach the scan anyway: A_qk V (a
+// delta factor's A_qk is A_qa) is computed there, not handed over.
+// CHECK: %[[AQ:[0-9]+]] = rec.chunk.scale_cols {{.*}} {rec.phase = "prep", rec.to_scan = "all"}
+// CHECK: rec.chunk.matmul %[[AQ]], %{{[0-9]+}} {rec.phase = "scan"}
+// CHECK: rec.chunk.matmul %[[AQ]], %[[V]] {rec.phase = "scan"}
 // CHECK: rec.chunk.output %{{[0-9]+}} {rec.phase = "scan"}
 // CHECK: rec.chunk.decay_state %arg0, %[[G]] {rec.phase = "scan"}
 // Kᵀ V is state-free but state-shaped: it moves into the scan, which keeps
@@ -41,20 +46,21 @@
 // EDA: rec.chunk.yield {{.*}} {rec.phase = "scan"}
 
 // rec-schedule lays out what crosses, per (chunk, value head), in floats:
-// G's last row (dk = 128), then W, U0, Q̃, A_qa (16 x 16), A_qk V and K̃
-// (16 x 128 each, value-side tiles for all of dv; KDA's delta factor needs
-// no Ã, -K̃ with the WY vectors' sign): 128 + 5·2048 + 256.
+// G's last row (dk = 128), then W, U0, Q̃, A_qa (16 x 16) and K̃ (16 x 128
+// each, value-side tiles for all of dv; KDA's delta factor needs no Ã, -K̃
+// with the WY vectors' sign, and the scan computes A_qk V = A_qa V itself
+// from what it receives anyway): 128 + 4·2048 + 256.
 // Each kernel has its own shared-memory plan: the prep's (no state slice)
 // in rec.prep_smem_offset, the scan's (its ops, and the prep values it reads
 // back where their ops stand) in rec.smem_offset.
-// WORKSPACE-DAG: rec.chunked {{.*}}prep_shared_bytes = {{[0-9]+}} : i64, shared_bytes = {{[0-9]+}} : i64{{.*}}workspace_floats = 10624 : i64, workspace_half_bytes = 21504 : i64
+// WORKSPACE-DAG: rec.chunked {{.*}}prep_shared_bytes = {{[0-9]+}} : i64, shared_bytes = {{[0-9]+}} : i64{{.*}}workspace_floats = 8576 : i64, workspace_half_bytes = 17408 : i64
 // The value rows and what reads them run once per value tile in the prep
 // kernel, after the key-side ops: rec.per_value_tile.
 // PLAN: rec.chunk.rows value {rec.per_value_tile, rec.phase = "both", rec.prep_smem_offset = {{[0-9]+}} : i64, rec.smem_offset = {{[0-9]+}} : i64}
 // PLAN: rec.chunk.gram {{.*}} {rec.phase = "prep", rec.prep_smem_offset = {{[0-9]+}} : i64}
 // For 16-bit outputs (rec.workspace_half_offset, bytes) the values the scan
 // only multiplies or adds are bf16 (rec.half); G's last row, which the scan
-// exponentiates, stays float32: 512 + 5·4096 + 512 bytes (in the order the
+// exponentiates, stays float32: 512 + 4·4096 + 512 bytes (in the order the
 // ops stand, which rec-schedule may change for the prep kernel's sake).
 // WORKSPACE-DAG: rec.to_scan = "last_row", rec.workspace_half_offset = 0 : i64, rec.workspace_offset = 0 : i64
 // WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 512 : i64, rec.workspace_offset = 128 : i64
@@ -62,7 +68,6 @@
 // WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 8704 : i64, rec.workspace_offset = 4224 : i64
 // WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 12800 : i64, rec.workspace_offset = 6272 : i64
 // WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 16896 : i64, rec.workspace_offset = 8320 : i64
-// WORKSPACE-DAG: rec.half{{.*}}rec.to_scan = "all", {{(rec.to_workspace, )?}}rec.workspace_half_offset = 17408 : i64, rec.workspace_offset = 8576 : i64
 
 // out-phase: what only the output needs (Q S₀, A_qk U and their sums, the
 // output) runs after the scan, every chunk at once; the scan keeps U (the

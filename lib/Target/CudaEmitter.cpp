@@ -905,6 +905,34 @@ private:
     return stagedPrepOp(v.getDefiningOp(), phase);
   }
 
+  /// Whether an op between `from` and `to` (both excluded) has its result
+  /// placed over `v`'s tile in this kernel's plan (`at`): a read of v moved
+  /// from `from` to `to` would then find another tile there. (The planner
+  /// frees a tile after its last reader as the IR stands; a fold that reads
+  /// it later must check.) A staged prep value is in no one else's place.
+  bool overwrittenBetween(Value v, Operation *from, Operation *to,
+                          const llvm::DenseMap<Value, int64_t> &at,
+                          llvm::function_ref<StringRef(Operation &)> phase) const {
+    if (!at.count(v) || stagedPrepValue(v, phase))
+      return false;
+    auto span = [&](Value x) {
+      int64_t begin = at.lookup(x);
+      return std::make_pair(
+          begin, begin + extents().elements(cast<TileType>(x.getType())));
+    };
+    auto [begin, end] = span(v);
+    for (Operation *op = from->getNextNode(); op && op != to;
+         op = op->getNextNode())
+      for (Value r : op->getResults()) {
+        if (!at.count(r) || stagedPrepValue(r, phase))
+          continue;
+        auto [b, e] = span(r);
+        if (b < end && begin < e)
+          return true;
+      }
+    return false;
+  }
+
   /// The addend of `sum` other than `v`.
   static Value otherAddend(ChunkAddOp sum, Value v) {
     return sum.getLhs() == v ? sum.getRhs() : sum.getLhs();
@@ -992,7 +1020,8 @@ private:
           !isa<BlockArgument>(decay.getState()) ||
           phase(*decay) != phase(*product) ||
           (intoState && intoState != product &&
-           intoState->isBeforeInBlock(product)))
+           intoState->isBeforeInBlock(product)) ||
+          overwrittenBetween(decay.getDecay(), decay, product, at, phase))
         continue;
       decayedAddend[product] = decay;
       scaledIntoProduct.insert(decay);

@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -472,6 +473,8 @@ private:
   StringRef computedElsewhere(Operation *op) const {
     if (pairedFirst.contains(op))
       return "computed with the product below";
+    if (sharedRightSecond.contains(op))
+      return "computed with the product above (the same right operand)";
     if (folded.contains(op))
       return "computed by the product above";
     if (scaledIntoProduct.contains(op))
@@ -627,6 +630,10 @@ private:
           std::string out = result(), addend;
           if (ChunkMatmulOp first = firstOfPair.lookup(mm)) {
             emitProductPair(first, mm, sum, os);
+            return;
+          }
+          if (ChunkMatmulOp second = sharedRightOf.lookup(mm)) {
+            emitSharedRight(mm, second, os);
             return;
           }
           ChunkDecayStateOp decay = decayedAddend.lookup(mm);
@@ -1061,6 +1068,101 @@ private:
       pairedFirst.insert(first);
       pairedFirst.insert(firstSum);
     }
+    planSharedRight(body, at, phase);
+  }
+
+  /// Two products of one right operand in a row (a delta factor's W S and
+  /// Q S, both of the entering state) run as one pass (matmulSharedRight):
+  /// one barrier, not two, and twice the row blocks for the warps to share.
+  /// No barrier parts them, so neither output may share floats with an
+  /// operand of either, nor with the other output.
+  void planSharedRight(Block &body, const llvm::DenseMap<Value, int64_t> &at,
+                       llvm::function_ref<StringRef(Operation &)> phase) {
+    sharedRightOf.clear();
+    sharedRightSecond.clear();
+    if (emitting == "prep")
+      return;
+    auto alone = [&](ChunkMatmulOp mm) {
+      ChunkAddOp sum = sumOfProduct.lookup(mm);
+      int64_t inner = ncols(mm.getLhs());
+      return !mm.getTransposeLhs() && phase(*mm) != "prep" &&
+             !firstOfPair.count(mm) && !pairedFirst.contains(mm) &&
+             !decayedAddend.count(mm) && !sharedRightSecond.contains(mm) &&
+             !mm->hasAttr("rec.per_value_tile") && inner % 16 == 0 &&
+             (!sum || sum != sumIntoState);
+    };
+    auto output = [&](ChunkMatmulOp mm) {
+      ChunkAddOp sum = sumOfProduct.lookup(mm);
+      return sum ? sum.getResult() : mm.getResult();
+    };
+    auto operands = [&](ChunkMatmulOp mm) {
+      SmallVector<Value, 3> read = {mm.getLhs(), mm.getRhs()};
+      if (ChunkAddOp sum = sumOfProduct.lookup(mm))
+        read.push_back(otherAddend(sum, mm.getResult()));
+      return read;
+    };
+    auto span = [&](Value v) -> std::optional<std::pair<int64_t, int64_t>> {
+      if (isa<BlockArgument>(v) || !at.count(v) || stagedPrepValue(v, phase))
+        return std::nullopt;
+      int64_t begin = at.lookup(v);
+      return std::make_pair(
+          begin, begin + extents().elements(cast<TileType>(v.getType())));
+    };
+    auto apart = [&](Value a, Value b) {
+      auto x = span(a), y = span(b);
+      return !x || !y || x->second <= y->first || y->second <= x->first;
+    };
+    for (Operation &op : body) {
+      auto first = dyn_cast<ChunkMatmulOp>(op);
+      if (!first || !alone(first))
+        continue;
+      ChunkAddOp firstSum = sumOfProduct.lookup(first);
+      Operation *next = first->getNextNode();
+      while (next && (stagedPrepOp(next, phase) || next == firstSum))
+        next = next->getNextNode();
+      auto second = dyn_cast_or_null<ChunkMatmulOp>(next);
+      if (!second || !alone(second) || second.getRhs() != first.getRhs() ||
+          ncols(second) != ncols(first) ||
+          ncols(second.getLhs()) != ncols(first.getLhs()) ||
+          llvm::is_contained(operands(second), first.getResult()) ||
+          llvm::is_contained(operands(second), output(first)))
+        continue;
+      Value out1 = output(first), out2 = output(second);
+      bool disjoint = apart(out1, out2);
+      for (Value in : llvm::concat<Value>(operands(first), operands(second)))
+        disjoint &= apart(out1, in) && apart(out2, in);
+      if (!disjoint)
+        continue;
+      sharedRightOf[first] = second;
+      sharedRightSecond.insert(second);
+    }
+  }
+
+  /// `first` and `second` as matmulSharedRight (planSharedRight).
+  void emitSharedRight(ChunkMatmulOp first, ChunkMatmulOp second,
+                       llvm::raw_ostream &os) {
+    auto part = [&](ChunkMatmulOp mm) {
+      ChunkAddOp sum = sumOfProduct.lookup(mm);
+      return tile(mm.getLhs()) + ", " +
+             std::to_string(stagedStride(mm.getLhs())) + ", " +
+             std::to_string(nrows(mm)) + ", " +
+             (sum ? tile(sum.getResult()) : tile(mm.getResult())) + ", " +
+             (sum ? tile(otherAddend(sum, mm.getResult()))
+                  : "static_cast<const float *>(nullptr)");
+    };
+    auto said = [&](ChunkMatmulOp mm) {
+      ChunkAddOp sum = sumOfProduct.lookup(mm);
+      return sum ? tile(sum.getResult()) + " = A" + " B + " +
+                       tile(otherAddend(sum, mm.getResult()))
+                 : tile(mm.getResult()) + " = A B";
+    };
+    os << "    // with the product below, of the same right operand B: "
+       << said(first) << ", " << said(second) << "\n"
+       << "    rkc::tile::matmulSharedRight<TensorCores, "
+       << ncols(first.getLhs()) << ">(" << part(first) << ", " << part(second)
+       << ", " << tile(first.getRhs()) << ", "
+       << (isa<BlockArgument>(first.getRhs()) ? "SLD" : "0") << ", "
+       << ncols(first) << ");\n";
   }
 
   /// The scan's tiles that only bf16 products read (every reader a product
@@ -1996,6 +2098,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   // the first products and their sums, which print nothing.
   llvm::DenseMap<Operation *, ChunkMatmulOp> firstOfPair;
   llvm::DenseSet<Operation *> pairedFirst;
+  /// Products run together with the next one of the same right operand
+  /// (planSharedRight), and those next ones.
+  llvm::DenseMap<Operation *, ChunkMatmulOp> sharedRightOf;
+  llvm::DenseSet<Operation *> sharedRightSecond;
   Operation *sumIntoState = nullptr; // a folded sum written straight to S
 };
 

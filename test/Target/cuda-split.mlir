@@ -91,11 +91,14 @@
 // CHECK-NOT: prefill_s0_value(
 // The inner extent is a template argument: the product's loops unroll. The
 // sum after it (its only reader, the staged addend there from the start) is
-// added as the product stores, into the sum's place.
-// CHECK: // with the sum below: [[U]] = A B + [[U0:tile[0-9]+]]
-// CHECK-NEXT: rkc::tile::matmul<TensorCores, 64>(tile{{[0-9]+}}, S, 16, 64, 32, false, [[U]], 72, SLD, [[U0]]);
+// added as the product stores, into the sum's place. The next product reads
+// S too (Q S): the two are one pass over the warps, one barrier.
+// CHECK: // with the product below, of the same right operand B: [[U]] = A B + [[U0:tile[0-9]+]], [[QS:tile[0-9]+]] = A B
+// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], static_cast<const float *>(nullptr), S, SLD, 32);
 // CHECK: rec.chunk.add
 // CHECK-NEXT: // (computed by the product above)
+// CHECK: rec.chunk.matmul
+// CHECK-NEXT: // (computed with the product above (the same right operand))
 // CHECK-NOT: from the prep kernel
 // CHECK-NOT: rec.chunk.gram
 // The output's two products share their left operand (a delta factor's

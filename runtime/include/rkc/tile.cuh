@@ -703,11 +703,21 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
                                     int lda, int ldb, int i0, int j0) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const int K = Inner ? Inner : k;
+  // Where a warp has one or two column blocks, a column block's chain of
+  // K / 16 dependent mma is the product's latency: the even and odd 16-wide
+  // steps go to two accumulators (`odd`, added at the end), halving it.
+  // (Only with K known at compile time: the unrolled steps then pick their
+  // accumulator statically and both stay in registers.)
+  constexpr bool Halves = Inner >= 64 && NB <= 2;
+  float odd[NB][4];
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
     for (int q = 0; q < 4; ++q)
-      acc[nb][q] = 0.f;
+      acc[nb][q] = odd[nb][q] = 0.f;
+  auto into = [&](int p, int nb) -> float * {
+    return Halves && (p / 16) % 2 ? odd[nb] : acc[nb];
+  };
   // Dense float rows: the inner axis in quads (see "Fragment loads in
   // quads"); B's four rows of a column stay scalar loads.
   if (IsFloat<TA>::value && !transposeA && lda % 32 == 0 && K % 16 == 0) {
@@ -719,7 +729,7 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
         const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
-        mmaQuads(acc[nb], lo, hi,
+        mmaQuads(into(p, nb), lo, hi,
                  make_float4(toFloat(col[0]), toFloat(col[ldb]),
                              toFloat(col[2 * ldb]), toFloat(col[3 * ldb])));
       }
@@ -770,7 +780,7 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
           bf[0] = pair16(col[0], col[ldb]);
           bf[1] = pair16(col[8 * ldb], col[9 * ldb]);
         }
-        mma16x8x16(acc[nb], af, bf);
+        mma16x8x16(into(p, nb), af, bf);
       }
     }
   } else {
@@ -791,6 +801,12 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
       }
     }
   }
+  if (Halves)
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        acc[nb][q] += odd[nb][q];
 }
 
 /// A product's addend that is the state decayed over the chunk
@@ -864,6 +880,28 @@ __device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
     }
 }
 
+/// productTask for the block at (i0, j0) of a plan: its column-block count
+/// (the last group of a ragged n has fewer) as a compile-time constant.
+template <typename P1, typename P2, typename TD, typename TO>
+__device__ inline void productTaskOf(const ProductPlan &plan, const P1 &p1,
+                                     const P2 &p2, int n, bool transposeA,
+                                     TO *out, int ldo, const TD *addend,
+                                     RowDecay decay, int lde, int i0, int j0) {
+  switch ((min(j0 + plan.width, n) - j0) / 8) {
+  case 4:
+    productTask<4>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0, j0);
+    break;
+  case 3:
+    productTask<3>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0, j0);
+    break;
+  case 2:
+    productTask<2>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0, j0);
+    break;
+  default:
+    productTask<1>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0, j0);
+  }
+}
+
 /// The tensor-core form of matmul and matmulPair: one warp per 16-row block
 /// of out and 8, 16 or 32 of its columns (ProductPlan), the column-block
 /// count a compile-time constant of productTask.
@@ -877,24 +915,8 @@ __device__ inline void productTasks(const P1 &p1, const P2 &p2, int m, int n,
        task += blockDim.x / 32) {
     const int i0 = (task / plan.groups) * 16,
               j0 = (task % plan.groups) * plan.width;
-    // The block's column blocks (the last group of a ragged n has fewer).
-    switch ((min(j0 + plan.width, n) - j0) / 8) {
-    case 4:
-      productTask<4>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0,
-                     j0);
-      break;
-    case 3:
-      productTask<3>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0,
-                     j0);
-      break;
-    case 2:
-      productTask<2>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0,
-                     j0);
-      break;
-    default:
-      productTask<1>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0,
-                     j0);
-    }
+    productTaskOf(plan, p1, p2, n, transposeA, out, ldo, addend, decay, lde,
+                  i0, j0);
   }
   __syncthreads();
 }
@@ -990,6 +1012,46 @@ __device__ inline void matmulPair(const TA1 *a1, const TB1 *b1, int lda1,
                                 ldb2 ? ldb2 : n},
       m, n, Inner1 % 8 == 0 && Inner2 % 8 == 0, transposeA, out, ldo, addend,
       decay, lde);
+}
+
+/// out1 = A1 B (+ addend1) and out2 = A2 B (+ addend2): two products of one
+/// right operand B (k x n, rows ldb apart; a delta factor's W S and Q S) in
+/// one pass, A1 m1 x k and A2 m2 x k (rows lda1, lda2 apart; 0: dense),
+/// outputs and addends dense m x n. On tensor cores the warps share the row
+/// blocks of both (wider column blocks a warp than either alone) and one
+/// barrier ends both. No output may overlap an operand of either product.
+template <bool TensorCores, int Inner, typename TA1, typename TO1,
+          typename TD1, typename TA2, typename TO2, typename TD2, typename TB>
+__device__ inline void matmulSharedRight(const TA1 *a1, int lda1, int m1,
+                                         TO1 *out1, const TD1 *addend1,
+                                         const TA2 *a2, int lda2, int m2,
+                                         TO2 *out2, const TD2 *addend2,
+                                         const TB *b, int ldb, int n) {
+  if (!TensorCores || Inner % 8 || m1 % 16 || m2 % 16 || n % 8) {
+    matmul<TensorCores, Inner>(a1, b, m1, Inner, n, false, out1, lda1, ldb,
+                               addend1);
+    matmul<TensorCores, Inner>(a2, b, m2, Inner, n, false, out2, lda2, ldb,
+                               addend2);
+    return;
+  }
+  const Product<Inner, TA1, TB> p1{a1, b, Inner, lda1 ? lda1 : Inner,
+                                   ldb ? ldb : n};
+  const Product<Inner, TA2, TB> p2{a2, b, Inner, lda2 ? lda2 : Inner,
+                                   ldb ? ldb : n};
+  const int blocks1 = m1 / 16;
+  const ProductPlan plan(blocks1 + m2 / 16, n);
+  for (int task = threadIdx.x / 32; task < plan.tasks;
+       task += blockDim.x / 32) {
+    const int block = task / plan.groups,
+              j0 = (task % plan.groups) * plan.width;
+    if (block < blocks1)
+      productTaskOf(plan, p1, NoProduct{}, n, false, out1, n, addend1,
+                    RowDecay{}, n, block * 16, j0);
+    else
+      productTaskOf(plan, p2, NoProduct{}, n, false, out2, n, addend2,
+                    RowDecay{}, n, (block - blocks1) * 16, j0);
+  }
+  __syncthreads();
 }
 
 /// Warp-wide sum.

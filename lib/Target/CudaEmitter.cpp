@@ -39,6 +39,7 @@ struct CudaSchedule {
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
+  int64_t workspaceHalfLeanBytes = 0; // without raw input rows (0: none)
   int64_t stateStride = 0; // floats between rows of S in shared memory
   bool bf16Products = false; // tensor-core products on bf16 operands
 
@@ -64,6 +65,7 @@ struct CudaSchedule {
     prepSharedBytes = get("prep_shared_bytes");
     stageFloats = get("stage_floats");
     workspaceHalfBytes = get("workspace_half_bytes");
+    workspaceHalfLeanBytes = get("workspace_half_lean_bytes");
     stageHalfBytes = get("stage_half_bytes");
     stateStride = get("state_stride");
     auto products = dyn_cast_or_null<StringAttr>(dict.get("products"));
@@ -120,6 +122,7 @@ public:
     out.prepSharedBytes = s.prepSharedBytes;
     out.workspaceBytesPerChunk = s.workspaceFloats * 4;
     out.workspaceHalfBytesPerChunk = s.workspaceHalfBytes;
+    out.workspaceHalfLeanBytesPerChunk = s.workspaceHalfLeanBytes;
     out.stagesWorkspace = s.stageFloats > 0;
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
@@ -184,6 +187,10 @@ private:
        << "  int64_t batch, length, key_heads, value_heads, num_seqs;\n"
        << "  void *workspace; /* split kernels: what the prep kernel hands "
           "the scan */\n"
+       << "  int rows_from_inputs; /* split kernels for 16-bit outputs: the "
+          "scan stages raw input rows\n"
+       << "                           from the inputs, the workspace holds "
+          "none */\n"
        << "} rkc_" << name << "_kernel_params;\n\n";
     os << "/* The prefill's chunk (tokens), and the bytes a (chunk, value "
           "head) of its workspace\n * holds (--split-scan 1; 0 for one "
@@ -192,7 +199,12 @@ private:
        << "#define RKC_" << U << "_WORKSPACE_BYTES " << s.workspaceFloats * 4
        << " /* float32 outputs */\n"
        << "#define RKC_" << U << "_WORKSPACE_BYTES_16 " << s.workspaceHalfBytes
-       << " /* 16-bit outputs */\n\n";
+       << " /* 16-bit outputs */\n";
+    if (s.workspaceHalfLeanBytes)
+      os << "#define RKC_" << U << "_WORKSPACE_BYTES_16_LEAN "
+         << s.workspaceHalfLeanBytes
+         << " /* 16-bit outputs, raw input rows staged from the inputs */\n";
+    os << "\n";
     os << "/* Prefill: the chunked algorithm over whole sequences. */\n"
        << "rkc_status rkc_" << name << "_fwd(CUstream stream, const rkc_"
        << name << "_args *args);\n"
@@ -774,6 +786,10 @@ private:
       at = "w[e]";
       here = t + "[" + std::to_string(first) + " + e]";
     }
+    // Raw input rows the scan stages from the input itself need no copy
+    // there (rec.raw_input).
+    if (store && op->hasAttr("rec.raw_input"))
+      os << "      if (!(TensorCores && p.rows_from_inputs))\n  ";
     os << "      for (int e = threadIdx.x; e < " << count
        << "; e += THREADS)\n        "
        << (store ? at + " = rkc::tile::fromFloat<" + T + ">(" + here + ")"
@@ -837,41 +853,119 @@ private:
        << "; // a buffer's bytes in the kernels for 16-bit outputs\n\n"
        << "template <bool TensorCores>\n"
        << "__device__ __forceinline__ void stageChunk(unsigned char *stage, "
-          "unsigned char *ws, int64_t v0) {\n"
-       << "  (void)v0;\n";
+          "unsigned char *ws, int64_t v0,\n"
+       << "                                           const Params &p, "
+          "int64_t row, int64_t t0,\n"
+       << "                                           int64_t eos, int64_t hv) "
+          "{\n"
+       << "  (void)v0, (void)p, (void)row, (void)t0, (void)eos, (void)hv;\n";
     for (Operation &op : body) {
       if (!op.hasAttr("rec.to_scan") || !op.hasAttr("rec.stage_offset"))
         continue;
       Value v = op.getResult(0);
       int64_t rows = nrows(v), cols = ncols(v);
       std::string T = crossingType(&op);
+      bool valueCols = cast<TileType>(v.getType()).getCols() == Axis::value;
+      auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride");
       os << "  { // " << tile(v) << ": " << v.getType() << " (" << T << ")\n"
          << "    constexpr int P = 16 / sizeof(" << T
          << "); // elements a 16-byte piece\n"
          << "    " << T << " *const to = reinterpret_cast<" << T
-         << " *>(stage + " << stageAt(&op) << ");\n"
-         << "    const " << T << " *const from = reinterpret_cast<const " << T
-         << " *>(ws + " << workspaceAt(&op) << ");\n";
-      if (cast<TileType>(v.getType()).getCols() == Axis::value)
-        os << "    for (int e = threadIdx.x * P; e < " << rows
+         << " *>(stage + " << stageAt(&op) << ");\n";
+      std::string indent = "    ";
+      if (auto input = op.getAttrOfType<StringAttr>("rec.raw_input")) {
+        emitRawRowsStage(op, input.getValue(), os);
+        os << "    } else {\n";
+        indent = "      ";
+      }
+      os << indent << "const " << T << " *const from = reinterpret_cast<const "
+         << T << " *>(ws + " << workspaceAt(&op) << ");\n";
+      if (valueCols)
+        os << indent << "for (int e = threadIdx.x * P; e < " << rows
            << " * BV; e += THREADS * P)\n"
-           << "      rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 "
+           << indent
+           << "  rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 "
               "+ e % BV);\n";
-      else if (auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride"))
-        os << "    for (int e = threadIdx.x * P; e < " << rows * cols
+      else if (stride)
+        os << indent << "for (int e = threadIdx.x * P; e < " << rows * cols
            << "; e += THREADS * P) // rows " << stride.getInt()
            << " elements apart\n"
-           << "      rkc::tile::copyAsync16(to + e / " << cols << " * "
+           << indent << "  rkc::tile::copyAsync16(to + e / " << cols << " * "
            << stride.getInt() << " + e % " << cols << ", from + e);\n";
       else
-        os << "    for (int e = threadIdx.x * P; e < "
+        os << indent << "for (int e = threadIdx.x * P; e < "
            << (lastRowOnly(&op) ? cols : rows * cols)
            << "; e += THREADS * P)\n"
-           << "      rkc::tile::copyAsync16(to + e, from + e);\n";
+           << indent << "  rkc::tile::copyAsync16(to + e, from + e);\n";
+      if (op.hasAttr("rec.raw_input"))
+        os << "    }\n";
       os << "  }\n";
     }
     os << "}\n\n";
     return text;
+  }
+
+  /// The staging of a tile of raw input rows (rec.raw_input) straight from
+  /// the input, where the launcher found its layout fit (p.rows_from_inputs,
+  /// kernels for 16-bit outputs): 16-byte pieces of each row by cp.async,
+  /// zeros for rows past the sequence (as the prep kernel would have
+  /// stored). Opens the branch the workspace copy's `else` closes.
+  void emitRawRowsStage(Operation &op, StringRef input,
+                        llvm::raw_ostream &os) const {
+    Value v = op.getResult(0);
+    auto type = cast<TileType>(v.getType());
+    bool valueCols = type.getCols() == Axis::value;
+    int64_t rows = nrows(v);
+    std::string width = valueCols ? "BV" : std::to_string(ncols(v));
+    auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride");
+    std::string ld = stride ? std::to_string(stride.getInt()) : width;
+    // The tile's sub-step slots (all of a token's when it keeps every one)
+    // and, for each, the row of the input within its token.
+    SmallVector<int64_t> slots(type.getRowSlots());
+    if (slots.empty())
+      for (int64_t k = 0; k < m; ++k)
+        slots.push_back(k);
+    const SpecPlan::Input *in = nullptr;
+    for (const SpecPlan::Input &i : plan.inputs)
+      if (i.name == input)
+        in = &i;
+    bool substepRows = in && in->rate == Rate::substep;
+    std::string perToken = substepRows ? "RKC_SUBSTEP_ROWS" : "1";
+    // (A token's input has one row, whichever slot reads it.)
+    auto rowOf = [&](int64_t slot) {
+      return substepRows ? plan.substeps[slot].index : 0;
+    };
+    std::string x = "p.a." + input.str();
+    os << "    if (TensorCores && p.rows_from_inputs) { // input \"" << input
+       << "\" as it is\n"
+       << "      const __nv_bfloat16 *const x = static_cast<const "
+          "__nv_bfloat16 *>(" << x << ".data);\n"
+       << "      for (int e = threadIdx.x * P; e < " << rows << " * " << width
+       << "; e += THREADS * P) {\n"
+       << "        const int i = e / " << width << ", c = e % " << width
+       << ";\n"
+       << "        const int64_t t = t0 + i / " << slots.size() << ";\n"
+       << "        " << crossingType(&op) << " *const dst = to + i * " << ld
+       << " + c;\n";
+    if (slots.size() == 1) {
+      os << "        const int j = " << rowOf(slots[0])
+         << "; // the slot's row of the token\n";
+    } else {
+      os << "        int j = 0; // the slot's row of the token\n"
+         << "        switch (i % " << slots.size() << ") {\n";
+      for (auto [k, slot] : llvm::enumerate(slots))
+        os << "        case " << k << ": j = " << rowOf(slot)
+           << "; break;\n";
+      os << "        }\n";
+    }
+    os << "        if (t < eos)\n"
+       << "          rkc::tile::copyAsync16(dst, x + inputRow(" << x
+       << ", 2, row, t, " << perToken << ", j, hv, p.value_heads)"
+       << (valueCols ? " + v0" : "") << " + c);\n"
+       << "        else\n"
+       << "          *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, "
+          "0);\n"
+       << "      }\n";
   }
 
   /// Prefetches into L2 the input rows of the chunk starting at token
@@ -1152,7 +1246,7 @@ private:
     };
     auto said = [&](ChunkMatmulOp mm) {
       ChunkAddOp sum = sumOfProduct.lookup(mm);
-      return sum ? tile(sum.getResult()) + " = A" + " B + " +
+      return sum ? tile(sum.getResult()) + " = A B + " +
                        tile(otherAddend(sum, mm.getResult()))
                  : tile(mm.getResult()) + " = A B";
     };
@@ -1282,7 +1376,8 @@ private:
             "STAGE_FLOATS * 4;\n"
          << "  if (bos < eos)\n"
          << "    stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, "
-            "seq, bos, hv), v0);\n"
+            "seq, bos, hv), v0,\n"
+         << "                            p, row, bos, eos, hv);\n"
          << "  rkc::tile::copyAsyncCommit();\n"
          << "  for (int64_t t0 = bos, n = 0; t0 < eos; t0 += C, ++n) {\n"
          << "    unsigned char *const stage = stages + (n % 2) * STAGE_BYTES;\n"
@@ -1290,7 +1385,8 @@ private:
          << "    __syncthreads();\n"
          << "    if (t0 + C < eos)\n"
          << "      stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, "
-            "chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0);\n"
+            "chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,\n"
+         << "                              p, row, t0 + C, eos, hv);\n"
          << "    rkc::tile::copyAsyncCommit();\n";
       for (Operation &op : body) {
         if (phase(op) != "prep" || !op.hasAttr("rec.to_scan"))
@@ -1395,7 +1491,11 @@ private:
        << "; // what a (chunk, value head) hands from prep to scan\n"
        << "[[maybe_unused]] constexpr int64_t WS_HALF_BYTES = "
        << s.workspaceHalfBytes
-       << "; // the same in bytes, kernels for 16-bit outputs\n\n"
+       << "; // the same in bytes, kernels for 16-bit outputs\n"
+       << "[[maybe_unused]] constexpr int64_t WS_HALF_LEAN_BYTES = "
+       << (s.workspaceHalfLeanBytes ? s.workspaceHalfLeanBytes
+                                    : s.workspaceHalfBytes)
+       << "; // without the raw input rows (p.rows_from_inputs)\n\n"
        << "/// A crossing value kept in 16 bits (rec.half) in the kernels for "
           "16-bit outputs.\n"
        << "template <bool Half> struct CrossingType { using type = float; };\n"
@@ -1417,8 +1517,8 @@ private:
           "+ t0 / C;\n"
        << "  return static_cast<unsigned char *>(p.workspace) + (slot * "
           "p.value_heads + hv) *\n"
-       << "         (TensorCores ? WS_HALF_BYTES : WS_FLOATS * 4);\n}\n\n"
-       << stageFunction(body)
+       << "         (!TensorCores ? WS_FLOATS * 4 : p.rows_from_inputs ? "
+          "WS_HALF_LEAN_BYTES : WS_HALF_BYTES);\n}\n\n"
        << R"([[maybe_unused]] __device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
   case RKC_BF16:
@@ -1505,6 +1605,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 }
 
 )";
+    os << stageFunction(body);
     bool softplus = false;
     for (const SpecPlan::Expr &e : plan.exprs)
       softplus |= e.kind == SpecPlan::ExprKind::Softplus ||
@@ -1872,6 +1973,20 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                     int64_t decodeBytes) {
     llvm::raw_string_ostream os(text);
     double defaultScale = plan.scale ? *plan.scale : 1.0 / std::sqrt(double(s.dk));
+    if (split && s.workspaceHalfLeanBytes)
+      os << "/* Whether the scan may stage a tensor's rows from it by 16-byte "
+            "copies: bf16\n * elements, a unit last stride, rows 16-byte "
+            "aligned. */\n"
+         << "#ifndef RKC_ROWS_BY_16_BYTES /* once where tuned launchers "
+            "are included together */\n"
+         << "#define RKC_ROWS_BY_16_BYTES\n"
+         << "static int rkc_rows_by_16_bytes(const rkc_tensor *x) {\n"
+         << "  if (x->dtype != RKC_BF16 || x->rank < 1 || "
+            "x->stride[x->rank - 1] != 1 ||\n"
+         << "      ((uintptr_t)x->data & 15))\n    return 0;\n"
+         << "  for (int32_t d = 0; d + 1 < x->rank; ++d)\n"
+         << "    if (x->stride[d] % 8)\n      return 0;\n"
+         << "  return 1;\n}\n#endif\n\n";
     os << "/* Validates the arguments and derives the sizes the kernels "
           "take. */\n"
        << "static rkc_status rkc_" << name << "_prepare(const rkc_" << name
@@ -1964,7 +2079,24 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << llvm::formatv("{0:e}", defaultScale).str() << "f;\n"
        << "  p->batch = B;\n  p->length = T;\n  p->key_heads = H;\n"
        << "  p->value_heads = HV;\n  p->num_seqs = N;\n"
-       << "  p->workspace = NULL;\n"
+       << "  p->workspace = NULL;\n";
+    // The scan of the kernels for 16-bit outputs stages raw input rows
+    // (rec.raw_input) from the inputs where each one's layout allows
+    // 16-byte copies: bf16 like the workspace would hold them, a unit last
+    // stride, 16-byte aligned rows.
+    std::set<std::string> rawInputs;
+    if (split && s.workspaceHalfLeanBytes)
+      for (Operation &op : chunkedOp.getBody().front())
+        if (auto input = op.getAttrOfType<StringAttr>("rec.raw_input"))
+          rawInputs.insert(input.str());
+    os << "  p->rows_from_inputs = ";
+    if (rawInputs.empty())
+      os << "0";
+    else
+      os << "a->o.dtype != RKC_F32";
+    for (const std::string &input : rawInputs)
+      os << " &&\n      rkc_rows_by_16_bytes(&a->" << input << ")";
+    os << ";\n"
        << "  return RKC_SUCCESS;\n}\n\n";
     // The split kernels' workspace: a (chunk slot, value head) each. Batch
     // rows have ceil(T / C) slots; packed sequences take num_seqs + ceil(T /
@@ -1978,7 +2110,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
             "p->batch * perSeq;\n"
          << "  return perSeq == 0 ? 0 : (size_t)slots * p->value_heads *\n"
          << "         (p->a.o.dtype == RKC_F32 ? RKC_" << upper()
-         << "_WORKSPACE_BYTES : RKC_" << upper() << "_WORKSPACE_BYTES_16);\n}\n\n";
+         << "_WORKSPACE_BYTES : "
+         << (s.workspaceHalfLeanBytes
+                 ? "p->rows_from_inputs ? RKC_" + upper() +
+                       "_WORKSPACE_BYTES_16_LEAN : "
+                 : std::string())
+         << "RKC_" << upper() << "_WORKSPACE_BYTES_16);\n}\n\n";
     else
       os << "  (void)p;\n  return 0;\n}\n\n";
     os << "rkc_status rkc_" << name << "_fwd_workspace(const rkc_" << name

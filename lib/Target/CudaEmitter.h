@@ -29,6 +29,9 @@ struct CudaKernels {
   /// workspace a (chunk, value head) hands to the scan (0 otherwise).
   int64_t prepSharedBytes = 0, workspaceBytesPerChunk = 0;
   int64_t workspaceHalfBytesPerChunk = 0; // for 16-bit outputs
+  /// The same when the scan stages its raw input rows from the inputs (a
+  /// launcher's choice by the inputs' layout; 0: no such rows).
+  int64_t workspaceHalfLeanBytesPerChunk = 0;
   /// With --rec-split-scan: whether the scan stages each chunk's workspace
   /// in shared memory (by cp.async, the next chunk's during this one) or
   /// reads it where its ops stand (when staging does not fit).

@@ -80,13 +80,27 @@ public:
       alpha = rows(RowRole::strength, rank1Slots, Axis::one);
       X = rows(RowRole::erase_along, rank1Slots, Axis::key);
     }
+    // Writes of strength 1 (rec.constant 1.0, as linear attention's) need
+    // no scaling: K is the key rows themselves (a tile of input rows as
+    // they are, which the scan can stage from the input).
+    bool unitWrites = !delta && !shareGram &&
+                      llvm::all_of(writeSlots, [&](int64_t w) {
+                        Value kappa = table[w].getWriteStrength();
+                        auto one =
+                            kappa ? kappa.getDefiningOp<ConstantOp>() : nullptr;
+                        return one && one.getValue().convertToDouble() == 1.0;
+                      });
     if (!writeSlots.empty()) {
-      kappa = delta ? alpha
-                    : rows(RowRole::write_strength, writeSlots, Axis::one);
+      if (!unitWrites)
+        kappa = delta ? alpha
+                      : rows(RowRole::write_strength, writeSlots, Axis::one);
       V = rows(RowRole::value, writeSlots, Axis::value);
-      K = op<ChunkScaleRowsOp>(
-          tile(Axis::chunk, writeSlots, Axis::key),
-          delta ? X : rows(RowRole::key, writeSlots, Axis::key), kappa);
+      K = unitWrites
+              ? rows(RowRole::key, writeSlots, Axis::key)
+              : op<ChunkScaleRowsOp>(
+                    tile(Axis::chunk, writeSlots, Axis::key),
+                    delta ? X : rows(RowRole::key, writeSlots, Axis::key),
+                    kappa);
     }
     if (!rank1Slots.empty()) {
       if (!X)

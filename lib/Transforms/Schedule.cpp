@@ -140,6 +140,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// only products and sums of the scan read (`rec.half`): their bytes a
   /// (chunk, value head) of workspace and a staging buffer.
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0;
+  /// The 16-bit workspace without its raw input rows (0: it has none).
+  int64_t workspaceHalfLeanBytes = 0;
 
   /// Marks `rec.half` on each crossing value that only products and sums of
   /// the scan read (linear uses: a bf16 rounding of the operand, as in
@@ -584,26 +586,87 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// between the phases, in floats, each crossing value at an offset
   /// (`rec.workspace_offset`); value-side tiles for all dv columns, a
   /// "last_row" value one row. 0 for a body that is not split.
+  ///
+  /// Where the scan stages, a crossing tile of input rows as they are
+  /// (rawInput) is marked `rec.raw_input` and placed last in the 16-bit
+  /// layout: the scan of the kernels for 16-bit outputs stages it from the
+  /// input itself when the input's dtype, strides and alignment allow, and
+  /// the launcher then allocates the workspace without that tail
+  /// (`workspaceHalfLeanBytes` a chunk and value head).
   int64_t planWorkspace(ChunkedOp chunked) {
-    workspaceHalfBytes = 0;
+    workspaceHalfBytes = workspaceHalfLeanBytes = 0;
     if (!chunked->hasAttr("rec.split_scan"))
       return 0;
     Builder builder(&getContext());
     TileExtents extents = extentsOf(chunked, dv);
     int64_t floats = 0;
+    SmallVector<Operation *> raw;
     for (Operation &op : chunked.getBody().front()) {
+      op.removeAttr("rec.raw_input");
       if (!op.hasAttr("rec.to_scan"))
         continue;
       int64_t size = crossingElements(op, extents);
       op.setAttr("rec.workspace_offset", builder.getI64IntegerAttr(floats));
       floats += (size + 3) / 4 * 4; // 16-byte aligned
+      if (stagedFloats && op.hasAttr("rec.half"))
+        if (InputOp input = rawInput(op, chunked)) {
+          op.setAttr("rec.raw_input", input.getNameAttr());
+          raw.push_back(&op);
+          continue;
+        }
       // For 16-bit outputs (bytes): rec.half values two bytes an element.
       op.setAttr("rec.workspace_half_offset",
                  builder.getI64IntegerAttr(workspaceHalfBytes));
       workspaceHalfBytes +=
           (size * (op.hasAttr("rec.half") ? 2 : 4) + 15) / 16 * 16;
     }
+    workspaceHalfLeanBytes = workspaceHalfBytes;
+    for (Operation *op : raw) {
+      op->setAttr("rec.workspace_half_offset",
+                  builder.getI64IntegerAttr(workspaceHalfBytes));
+      workspaceHalfBytes += (crossingElements(*op, extents) * 2 + 15) / 16 * 16;
+    }
+    if (raw.empty())
+      workspaceHalfLeanBytes = 0;
     return floats;
+  }
+
+  /// The input whose rows a crossing tile holds unchanged, or null: a row
+  /// of keys or values (roles key, value, erase_along) on every sub-step
+  /// slot the tile keeps, each slot's operand that one rec.input. (A read row
+  /// is decayed, a query row scaled, a strength or gate one float.)
+  static InputOp rawInput(Operation &op, ChunkedOp chunked) {
+    auto rows = dyn_cast<ChunkRowsOp>(op);
+    if (!rows)
+      return {};
+    auto tile = cast<TileType>(rows.getType());
+    auto table = llvm::to_vector(
+        chunked.getSubsteps().front().getOps<SubstepOp>());
+    InputOp input;
+    for (auto [slot, step] : llvm::enumerate(table)) {
+      if (!tile.getRowSlots().empty() &&
+          !llvm::is_contained(tile.getRowSlots(), static_cast<int64_t>(slot)))
+        continue;
+      Value operand;
+      switch (rows.getRole()) {
+      case RowRole::key:
+        operand = step.getKey();
+        break;
+      case RowRole::value:
+        operand = step.getValue();
+        break;
+      case RowRole::erase_along:
+        operand = step.getEraseAlong();
+        break;
+      default:
+        return {};
+      }
+      auto in = operand ? operand.getDefiningOp<InputOp>() : InputOp();
+      if (!in || (input && in != input))
+        return {};
+      input = in;
+    }
+    return input;
   }
 
   /// The decode kernel's launch bound in blocks an SM (0: ptxas chooses the
@@ -626,6 +689,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (workspaceHalfBytes)
       extra.push_back(b.getNamedAttr("workspace_half_bytes",
                                      b.getI64IntegerAttr(workspaceHalfBytes)));
+    if (workspaceHalfLeanBytes)
+      extra.push_back(
+          b.getNamedAttr("workspace_half_lean_bytes",
+                         b.getI64IntegerAttr(workspaceHalfLeanBytes)));
     if (stagedFloats && stageHalfBytes)
       extra.push_back(b.getNamedAttr("stage_half_bytes",
                                      b.getI64IntegerAttr(stageHalfBytes)));

@@ -42,9 +42,14 @@
 // For 16-bit outputs what the scan only multiplies or adds is bf16 (G's last
 // row stays float32): 64 x 4 + 5 x 16 x 64 x 2 + 16 x 16 x 2 bytes.
 // CHECK: constexpr int64_t WS_HALF_BYTES = 11008;
+// The value rows are v's rows as they are: where v is bf16, dense and
+// aligned (p.rows_from_inputs, the launcher's test), the scan stages them
+// from v itself, and the workspace, which keeps them last, is allocated
+// without them: 11008 - 16 x 64 x 2 bytes.
+// CHECK: constexpr int64_t WS_HALF_LEAN_BYTES = 8960; // without the raw input rows (p.rows_from_inputs)
 // CHECK: template <> struct CrossingType<true> { using type = __nv_bfloat16; };
 // CHECK: return static_cast<unsigned char *>(p.workspace) + (slot * p.value_heads + hv) *
-// CHECK-NEXT: (TensorCores ? WS_HALF_BYTES : WS_FLOATS * 4);
+// CHECK-NEXT: (!TensorCores ? WS_FLOATS * 4 : p.rows_from_inputs ? WS_HALF_LEAN_BYTES : WS_HALF_BYTES);
 // The scan stages what crosses in two buffers after its own tiles: one
 // buffer holds G's last row, the key-side tiles whole (the three that only
 // products read as their left operand with rows of 64 + 8 floats, so that
@@ -52,7 +57,9 @@
 // tile's 32 columns: 64 + 3 x 16 x 72 + 2 x 16 x 32 + 16 x 16.
 // CHECK: constexpr int STAGE_FLOATS = 4800, STAGE_AT = [[AT:[0-9]+]];
 // CHECK: constexpr int STAGE_HALF_BYTES = 9728;
-// CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0) {
+// CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0,
+// CHECK-NEXT: const Params &p, int64_t row, int64_t t0,
+// CHECK-NEXT: int64_t eos, int64_t hv) {
 // CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (float)
 // CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
 // CHECK: rkc::tile::copyAsync16(to + e, from + e);
@@ -62,7 +69,23 @@
 // CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 256 : 256));
 // CHECK-NEXT: for (int e = threadIdx.x * P; e < 1024; e += THREADS * P) // rows 72 elements apart
 // CHECK-NEXT: rkc::tile::copyAsync16(to + e / 64 * 72 + e % 64, from + e);
-// CHECK: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
+// CHECK: if (TensorCores && p.rows_from_inputs) { // input "v" as it is
+// CHECK-NEXT: const __nv_bfloat16 *const x = static_cast<const __nv_bfloat16 *>(p.a.v.data);
+// CHECK-NEXT: for (int e = threadIdx.x * P; e < 16 * BV; e += THREADS * P) {
+// CHECK-NEXT: const int i = e / BV, c = e % BV;
+// CHECK-NEXT: const int64_t t = t0 + i / 1;
+// CHECK-NEXT: Crossing<TensorCores> *const dst = to + i * BV + c;
+// CHECK-NEXT: const int j = 0;
+// CHECK-NEXT: if (t < eos)
+// CHECK-NEXT: rkc::tile::copyAsync16(dst, x + inputRow(p.a.v, 2, row, t, 1, j, hv, p.value_heads) + v0 + c);
+// CHECK-NEXT: else
+// CHECK-NEXT: *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
+// CHECK-NEXT: }
+// CHECK-NEXT: } else {
+// CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 8960 : {{[0-9]+}}));
+// CHECK-NEXT: for (int e = threadIdx.x * P; e < 16 * BV; e += THREADS * P)
+// CHECK-NEXT: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
+// CHECK-NEXT: }
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
 // products that read S); the sum W S + U is computed by its product, which
@@ -74,7 +97,8 @@
 // CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
 // CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;
 // CHECK-NEXT: if (bos < eos)
-// CHECK-NEXT: stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, seq, bos, hv), v0);
+// CHECK-NEXT: stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, seq, bos, hv), v0,
+// CHECK-NEXT: p, row, bos, eos, hv);
 // CHECK-NEXT: rkc::tile::copyAsyncCommit();
 // Chunk n's buffer is complete (this thread's copies, then everyone's) before
 // the next chunk's copies start into the other one.
@@ -82,7 +106,8 @@
 // CHECK-NEXT: rkc::tile::copyAsyncWait<0>();
 // CHECK-NEXT: __syncthreads();
 // CHECK-NEXT: if (t0 + C < eos)
-// CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0);
+// CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,
+// CHECK-NEXT: p, row, t0 + C, eos, hv);
 // G's last row is read as row 15 of its tile.
 // CHECK: const float *const [[G:tile[0-9]+]] = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
 // The other crossing values come staged too, the value rows with them: the
@@ -143,14 +168,20 @@
 // CHECK-NEXT: rkc_kda_prep_kernel(const Params p) {
 // CHECK: rkc_kda_prep_kernel_tc(const Params p) {
 
+// LAUNCH: static int rkc_rows_by_16_bytes(const rkc_tensor *x) {
+// LAUNCH-NEXT: if (x->dtype != RKC_BF16 || x->rank < 1 || x->stride[x->rank - 1] != 1 ||
+// LAUNCH-NEXT: ((uintptr_t)x->data & 15))
+// LAUNCH: if (x->stride[d] % 8)
 // LAUNCH: p->workspace = NULL;
+// LAUNCH-NEXT: p->rows_from_inputs = a->o.dtype != RKC_F32 &&
+// LAUNCH-NEXT: rkc_rows_by_16_bytes(&a->v);
 // A (chunk slot, value head) each: ceil(T / 16) slots a batch row, or
 // num_seqs + ceil(T / 16) in all for packed sequences.
 // LAUNCH: static size_t rkc_kda_workspace_bytes(const rkc_kda_kernel_params *p) {
 // LAUNCH-NEXT: const int64_t perSeq = (p->length + 16 - 1) / 16;
 // LAUNCH-NEXT: const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : p->batch * perSeq;
 // LAUNCH-NEXT: return perSeq == 0 ? 0 : (size_t)slots * p->value_heads *
-// LAUNCH-NEXT: (p->a.o.dtype == RKC_F32 ? RKC_KDA_WORKSPACE_BYTES : RKC_KDA_WORKSPACE_BYTES_16);
+// LAUNCH-NEXT: (p->a.o.dtype == RKC_F32 ? RKC_KDA_WORKSPACE_BYTES : p->rows_from_inputs ? RKC_KDA_WORKSPACE_BYTES_16_LEAN : RKC_KDA_WORKSPACE_BYTES_16);
 // LAUNCH: rkc_status rkc_kda_fwd_workspace(const rkc_kda_args *args, size_t *bytes) {
 // No tokens, or no kernels: the scan's launch answers, nothing is allocated.
 // LAUNCH: if (perSeq == 0 || !rkc_kda_module.image)

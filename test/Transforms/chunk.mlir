@@ -86,8 +86,14 @@
 // DPLR-NOT: rec.chunk.gram
 
 // Linear attention has no rank-1 factor: no UT inverse, no WY vectors.
+// Linear attention writes with strength 1 (a rec.constant): K is the key
+// rows as they are, no strength rows and no scaling.
+// LA-NOT: write_strength
+// LA-NOT: scale_rows
+// LA: %[[V:.*]] = rec.chunk.rows value : !rec.tile<chunk, value>
+// LA-NEXT: %[[K:.*]] = rec.chunk.rows key : !rec.tile<chunk, key>
 // LA-NOT: ut_inverse
-// LA: rec.chunk.gram {{.*}} mask(lower)
+// LA: rec.chunk.gram %{{.*}}, %[[K]] mask(lower)
 // LA-NOT: ut_inverse
 // LA: rec.chunk.yield
 

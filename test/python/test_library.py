@@ -101,12 +101,22 @@ class LibraryTest(unittest.TestCase):
             header = f.read()
         chunk = {name: int(re.search(r"#define RKC_EDA_%s (\d+)" % name,
                                      header).group(1))
-                 for name in ("WORKSPACE_BYTES", "WORKSPACE_BYTES_16")}
+                 for name in ("WORKSPACE_BYTES", "WORKSPACE_BYTES_16",
+                              "WORKSPACE_BYTES_16_LEAN")}
         split = library.Library(folder, "eda")
         self.assertGreater(chunk["WORKSPACE_BYTES_16"], 0)
-        # bf16 outputs: the 16-bit workspace; float32 ones: the float32 one.
+        self.assertLess(chunk["WORKSPACE_BYTES_16_LEAN"],
+                        chunk["WORKSPACE_BYTES_16"])
+        # bf16 outputs: the 16-bit workspace, without the value rows where
+        # the scan stages them from v (bf16, dense, aligned); float32 ones:
+        # the float32 one.
         self.assertEqual(split.workspace_bytes(self.inputs(),
                                                FakeTensor((2, 10, 3, 64))),
+                         2 * 1 * 3 * chunk["WORKSPACE_BYTES_16_LEAN"])
+        names = [i["name"] for i in split.manifest["inputs"]]
+        odd = self.inputs()
+        odd[names.index("v")] = FakeTensor((2, 10, 3, 64), address=(1 << 32) + 2)
+        self.assertEqual(split.workspace_bytes(odd, FakeTensor((2, 10, 3, 64))),
                          2 * 1 * 3 * chunk["WORKSPACE_BYTES_16"])
         self.assertEqual(split.workspace_bytes(
             self.inputs(), FakeTensor((2, 10, 3, 64), "torch.float32")),

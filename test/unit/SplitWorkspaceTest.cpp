@@ -44,7 +44,9 @@ size_t workspace(const rkc_eda_args &a) {
 TEST(SplitWorkspace, AChunkSlotAndValueHeadEach) {
   ASSERT_EQ(RKC_EDA_CHUNK_SIZE, 16);
   ASSERT_GT(RKC_EDA_WORKSPACE_BYTES_16, 0);
-  const size_t chunk = RKC_EDA_WORKSPACE_BYTES_16; // bf16 outputs
+  // bf16 outputs, v dense and aligned: the scan stages the value rows from
+  // v, the workspace holds none.
+  const size_t chunk = RKC_EDA_WORKSPACE_BYTES_16_LEAN;
   // ceil(T / 16) slots a batch row.
   EXPECT_EQ(workspace(args(2, 10, 3)), 2 * 1 * 3 * chunk);
   EXPECT_EQ(workspace(args(2, 16, 3)), 2 * 1 * 3 * chunk);
@@ -57,6 +59,28 @@ TEST(SplitWorkspace, AChunkSlotAndValueHeadEach) {
   packed.cu_seqlens_host = cu;
   packed.num_seqs = 2;
   EXPECT_EQ(workspace(packed), (2 + 1) * 3 * chunk);
+}
+
+TEST(SplitWorkspace, ValueRowsWhereVCannotBeStaged) {
+  const size_t lean = RKC_EDA_WORKSPACE_BYTES_16_LEAN,
+               full = RKC_EDA_WORKSPACE_BYTES_16;
+  ASSERT_LT(lean, full);
+  EXPECT_EQ(workspace(args(2, 10, 3)), 2 * 1 * 3 * lean);
+  // Rows not 16-byte aligned, a strided last axis, float16 or float32
+  // elements: the prep kernel hands the value rows over in the workspace.
+  rkc_eda_args a = args(2, 10, 3);
+  a.v.data = static_cast<const char *>(fakeDevice()) + 2;
+  EXPECT_EQ(workspace(a), 2 * 1 * 3 * full);
+  a = args(2, 10, 3);
+  a.v.stride[1] = 3 * 64 + 4;
+  EXPECT_EQ(workspace(a), 2 * 1 * 3 * full);
+  a = args(2, 10, 3);
+  a.v.dtype = RKC_F16;
+  a.o.dtype = RKC_F16;
+  EXPECT_EQ(workspace(a), 2 * 1 * 3 * full);
+  a = args(2, 10, 3);
+  a.v.dtype = RKC_F32;
+  EXPECT_EQ(workspace(a), 2 * 1 * 3 * full);
 }
 
 TEST(SplitWorkspace, HalfForSixteenBitOutputs) {

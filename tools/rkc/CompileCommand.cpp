@@ -408,7 +408,15 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
                     " B; workspace " +
                     std::to_string(kernels.workspaceBytesPerChunk) + " B (" +
                     std::to_string(kernels.workspaceHalfBytesPerChunk) +
-                    " B for 16-bit outputs) a chunk and value head"
+                    " B for 16-bit outputs" +
+                    (kernels.workspaceHalfLeanBytesPerChunk
+                         ? ", " +
+                               std::to_string(
+                                   kernels.workspaceHalfLeanBytesPerChunk) +
+                               " B where raw input rows are staged from the "
+                               "inputs"
+                         : std::string()) +
+                    ") a chunk and value head"
               : std::string())
       << "\n"
       << "  wrote     " << name << ".h, " << name << ".cu, " << name

@@ -230,3 +230,22 @@
 // BLOCKS-NEXT: #define RKC_PREP_BLOCKS 2
 // BLOCKS-NEXT: #else
 // BLOCKS-NEXT: #define RKC_PREP_BLOCKS 1
+
+// Raw rows of a tile that keeps some sub-step slots, or of an input with
+// rows a sub-step: row i of the tile is token i / (slots it keeps), and the
+// input's row within the token is the slot's (sub-step inputs) or 0.
+// RUN: rkc compile %rkc_src/examples/specs/deltaproduct.mlir -o %t.dp --no-fatbin > /dev/null
+// RUN: FileCheck %s --check-prefix=DPRAW --input-file=%t.dp/deltaproduct.cu
+// DPRAW: if (TensorCores && p.rows_from_inputs) { // input "v" as it is
+// DPRAW: const int64_t t = t0 + i / 2;
+// DPRAW: switch (i % 2) {
+// DPRAW-NEXT: case 0: j = 0; break;
+// DPRAW-NEXT: case 1: j = 1; break;
+// DPRAW: rkc::tile::copyAsync16(dst, x + inputRow(p.a.v, 2, row, t, RKC_SUBSTEP_ROWS, j, hv, p.value_heads) + v0 + c);
+// RUN: rkc compile %rkc_src/examples/specs/eda.mlir -o %t.eda --no-fatbin > /dev/null
+// RUN: FileCheck %s --check-prefix=EDARAW --input-file=%t.eda/eda.cu
+// EDARAW: { // tile{{[0-9]+}}: !rec.tile<chunk[1], value> (Crossing<TensorCores>)
+// EDARAW: if (TensorCores && p.rows_from_inputs) { // input "v" as it is
+// EDARAW: const int64_t t = t0 + i / 1;
+// EDARAW: const int j = 0;
+// EDARAW: rkc::tile::copyAsync16(dst, x + inputRow(p.a.v, 2, row, t, 1, j, hv, p.value_heads) + v0 + c);

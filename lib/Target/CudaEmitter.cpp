@@ -1006,31 +1006,35 @@ private:
     return stagedPrepOp(v.getDefiningOp(), phase);
   }
 
+  /// Whether `a` and `b` share floats in this kernel's plan (`at`). A value
+  /// without a place there (the state S, a staged prep value, a value of
+  /// the other kernel) shares none with a tile.
+  bool overlap(Value a, Value b, const llvm::DenseMap<Value, int64_t> &at,
+               llvm::function_ref<StringRef(Operation &)> phase) const {
+    auto span = [&](Value v) -> std::optional<std::pair<int64_t, int64_t>> {
+      if (isa<BlockArgument>(v) || !at.count(v) || stagedPrepValue(v, phase))
+        return std::nullopt;
+      int64_t begin = at.lookup(v);
+      return std::make_pair(
+          begin, begin + extents().elements(cast<TileType>(v.getType())));
+    };
+    auto x = span(a), y = span(b);
+    return x && y && x->first < y->second && y->first < x->second;
+  }
+
   /// Whether an op between `from` and `to` (both excluded) has its result
   /// placed over `v`'s tile in this kernel's plan (`at`): a read of v moved
   /// from `from` to `to` would then find another tile there. (The planner
   /// frees a tile after its last reader as the IR stands; a fold that reads
-  /// it later must check.) A staged prep value is in no one else's place.
+  /// it later must check.)
   bool overwrittenBetween(Value v, Operation *from, Operation *to,
                           const llvm::DenseMap<Value, int64_t> &at,
                           llvm::function_ref<StringRef(Operation &)> phase) const {
-    if (!at.count(v) || stagedPrepValue(v, phase))
-      return false;
-    auto span = [&](Value x) {
-      int64_t begin = at.lookup(x);
-      return std::make_pair(
-          begin, begin + extents().elements(cast<TileType>(x.getType())));
-    };
-    auto [begin, end] = span(v);
     for (Operation *op = from->getNextNode(); op && op != to;
          op = op->getNextNode())
-      for (Value r : op->getResults()) {
-        if (!at.count(r) || stagedPrepValue(r, phase))
-          continue;
-        auto [b, e] = span(r);
-        if (b < end && begin < e)
+      for (Value r : op->getResults())
+        if (overlap(v, r, at, phase))
           return true;
-      }
     return false;
   }
 
@@ -1195,17 +1199,7 @@ private:
         read.push_back(otherAddend(sum, mm.getResult()));
       return read;
     };
-    auto span = [&](Value v) -> std::optional<std::pair<int64_t, int64_t>> {
-      if (isa<BlockArgument>(v) || !at.count(v) || stagedPrepValue(v, phase))
-        return std::nullopt;
-      int64_t begin = at.lookup(v);
-      return std::make_pair(
-          begin, begin + extents().elements(cast<TileType>(v.getType())));
-    };
-    auto apart = [&](Value a, Value b) {
-      auto x = span(a), y = span(b);
-      return !x || !y || x->second <= y->first || y->second <= x->first;
-    };
+    auto apart = [&](Value a, Value b) { return !overlap(a, b, at, phase); };
     for (Operation &op : body) {
       auto first = dyn_cast<ChunkMatmulOp>(op);
       if (!first || !alone(first))

@@ -601,6 +601,11 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     TileExtents extents = extentsOf(chunked, dv);
     int64_t floats = 0;
     SmallVector<Operation *> raw;
+    // For 16-bit outputs (bytes): rec.half values two bytes an element.
+    auto halfBytes = [&](Operation &op) {
+      return (crossingElements(op, extents) * (op.hasAttr("rec.half") ? 2 : 4) +
+              15) / 16 * 16;
+    };
     for (Operation &op : chunked.getBody().front()) {
       op.removeAttr("rec.raw_input");
       if (!op.hasAttr("rec.to_scan"))
@@ -614,17 +619,15 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
           raw.push_back(&op);
           continue;
         }
-      // For 16-bit outputs (bytes): rec.half values two bytes an element.
       op.setAttr("rec.workspace_half_offset",
                  builder.getI64IntegerAttr(workspaceHalfBytes));
-      workspaceHalfBytes +=
-          (size * (op.hasAttr("rec.half") ? 2 : 4) + 15) / 16 * 16;
+      workspaceHalfBytes += halfBytes(op);
     }
     workspaceHalfLeanBytes = workspaceHalfBytes;
     for (Operation *op : raw) {
       op->setAttr("rec.workspace_half_offset",
                   builder.getI64IntegerAttr(workspaceHalfBytes));
-      workspaceHalfBytes += (crossingElements(*op, extents) * 2 + 15) / 16 * 16;
+      workspaceHalfBytes += halfBytes(*op);
     }
     if (raw.empty())
       workspaceHalfLeanBytes = 0;

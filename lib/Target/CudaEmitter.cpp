@@ -493,6 +493,8 @@ private:
       return "scaled from S by the product below";
     if (addedByOutput.contains(op))
       return "added by the output below as it stores";
+    if (outputByProduct.contains(op))
+      return "stored to o by the product above";
     return "";
   }
 
@@ -639,7 +641,7 @@ private:
           bool t = mm.getTransposeLhs();
           int64_t inner = t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
           ChunkAddOp sum = sumOfProduct.lookup(mm);
-          std::string out = result(), addend;
+          std::string out = productOut(mm.getResult()), addend;
           if (ChunkMatmulOp first = firstOfPair.lookup(mm)) {
             emitProductPair(first, mm, sum, os);
             return;
@@ -650,9 +652,9 @@ private:
           }
           ChunkDecayStateOp decay = decayedAddend.lookup(mm);
           if (sum) {
-            out = sum == sumIntoState ? "S" : tile(sum.getResult());
+            out = sum == sumIntoState ? "S" : productOut(sum.getResult());
             addend = decay ? "S" : tile(otherAddend(sum, mm.getResult()));
-            os << "    // with the sum below: " << out << " = A B + " << addend
+            os << "    // with the sum below: " << said(out) << " = A B + " << addend
                << (decay ? " decayed over the chunk" : "")
                << (sum == sumIntoState ? ", the chunk's new state" : "")
                << "\n";
@@ -733,7 +735,7 @@ private:
     ChunkAddOp firstSum = sumOfProduct.lookup(first);
     Value x = otherAddend(firstSum, first.getResult());
     ChunkDecayStateOp decay = decayedAddend.lookup(first);
-    std::string out = sum == sumIntoState ? "S" : tile(sum.getResult());
+    std::string out = sum == sumIntoState ? "S" : productOut(sum.getResult());
     std::string addend = decay ? "S" : tile(x);
     auto inner = [&](ChunkMatmulOp mm) {
       return t ? nrows(mm.getLhs()) : ncols(mm.getLhs());
@@ -743,7 +745,7 @@ private:
              std::to_string(stagedStride(mm.getLhs())) + ", " +
              (isa<BlockArgument>(mm.getRhs()) ? "SLD" : "0");
     };
-    os << "    // with the sums below: " << out << " = A1 B1 + A2 B2 + "
+    os << "    // with the sums below: " << said(out) << " = A1 B1 + A2 B2 + "
        << addend << (decay ? " decayed over the chunk" : "")
        << (sum == sumIntoState ? ", the chunk's new state" : "") << "\n"
        << "    rkc::tile::matmulPair<TensorCores, " << inner(first) << ", "
@@ -1167,6 +1169,45 @@ private:
       pairedFirst.insert(firstSum);
     }
     planSharedRight(body, at, phase);
+    // The output of a product (or of a sum its product computes), read by
+    // the output alone, is stored to o by the product as it computes it
+    // (OutputRows): no tile, no pass and no barrier of its own.
+    outputRows.clear();
+    outputByProduct.clear();
+    for (Operation &op : body) {
+      auto out = dyn_cast<ChunkOutputOp>(op);
+      if (!out || !out.getOutput().hasOneUse())
+        continue;
+      Value x = out.getOutput();
+      Operation *def = x.getDefiningOp();
+      bool byProduct =
+          def && ((isa<ChunkAddOp>(def) && folded.contains(def) &&
+                   def != sumIntoState) ||
+                  (isa<ChunkMatmulOp>(def) && !sumOfProduct.count(def) &&
+                   !pairedFirst.contains(def)));
+      if (!byProduct || phase(*def) != phase(op) ||
+          def->hasAttr("rec.to_scan") ||
+          def->hasAttr("rec.per_value_tile") !=
+              op.hasAttr("rec.per_value_tile"))
+        continue;
+      outputRows.insert(x);
+      outputByProduct.insert(&op);
+      auto t = cast<TileType>(x.getType());
+      outputRowsPerToken = t.getRowSlots().empty() ? m : t.getRowSlots().size();
+    }
+  }
+
+  /// How a comment names a product's destination (`out`, as productOut
+  /// gives it).
+  static std::string said(StringRef out) {
+    return out.starts_with("OutputRows") ? "o's rows" : out.str();
+  }
+
+  /// Where a product stores `v`: o itself through OutputRows when the
+  /// output alone reads it (planFusedSums), else v's tile.
+  std::string productOut(Value v) {
+    return outputRows.contains(v) ? "OutputRows{p, row, t0, eos, hv, v0}"
+                                  : tile(v);
   }
 
   /// Two products of one right operand in a row (a delta factor's W S and
@@ -1234,18 +1275,19 @@ private:
       return tile(mm.getLhs()) + ", " +
              std::to_string(stagedStride(mm.getLhs())) + ", " +
              std::to_string(nrows(mm)) + ", " +
-             (sum ? tile(sum.getResult()) : tile(mm.getResult())) + ", " +
+             productOut(sum ? sum.getResult() : mm.getResult()) + ", " +
              (sum ? tile(otherAddend(sum, mm.getResult()))
                   : "static_cast<const float *>(nullptr)");
     };
-    auto said = [&](ChunkMatmulOp mm) {
+    auto sums = [&](ChunkMatmulOp mm) {
       ChunkAddOp sum = sumOfProduct.lookup(mm);
-      return sum ? tile(sum.getResult()) + " = A B + " +
-                       tile(otherAddend(sum, mm.getResult()))
-                 : tile(mm.getResult()) + " = A B";
+      std::string out =
+          said(productOut(sum ? sum.getResult() : mm.getResult()));
+      return sum ? out + " = A B + " + tile(otherAddend(sum, mm.getResult()))
+                 : out + " = A B";
     };
     os << "    // with the product below, of the same right operand B: "
-       << said(first) << ", " << said(second) << "\n"
+       << sums(first) << ", " << sums(second) << "\n"
        << "    rkc::tile::matmulSharedRight<TensorCores, "
        << ncols(first.getLhs()) << ">(" << part(first) << ", " << part(second)
        << ", " << tile(first.getRhs()) << ", "
@@ -1318,7 +1360,9 @@ private:
                    !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState ||
           scaledIntoProduct.contains(&op) || addedByOutput.contains(&op) ||
-          pairedFirst.contains(&op))
+          pairedFirst.contains(&op) ||
+          llvm::any_of(op.getResults(),
+                       [&](Value r) { return outputRows.contains(r); }))
         continue;
       for (Value r : op.getResults()) {
         if (!here || (which == "prep" && op.hasAttr("rec.to_workspace")))
@@ -1600,6 +1644,21 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
 )";
     os << stageFunction(body);
+    if (outputRowsPerToken)
+      os << "/// A chunk's output rows as a product stores them (the sink of "
+            "its stores): row i\n/// of the tile is token t0 + i / "
+         << outputRowsPerToken
+         << "; rows past the sequence are not stored.\n"
+         << "struct OutputRows {\n"
+         << "  const Params &p;\n"
+         << "  int64_t row, t0, eos, hv, v0;\n"
+         << "  __device__ void operator()(int i, int j, float x) const {\n"
+         << "    const int64_t t = t0 + i / " << outputRowsPerToken << ";\n"
+         << "    if (t < eos)\n"
+         << "      store(p.a.o, row * p.a.o.stride[0] + t * p.a.o.stride[1] + "
+            "hv * p.a.o.stride[2] +\n"
+         << "                       (v0 + j) * p.a.o.stride[3], x);\n"
+         << "  }\n};\n\n";
     bool softplus = false;
     for (const SpecPlan::Expr &e : plan.exprs)
       softplus |= e.kind == SpecPlan::ExprKind::Softplus ||
@@ -2233,6 +2292,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// (planSharedRight), and those next ones.
   llvm::DenseMap<Operation *, ChunkMatmulOp> sharedRightOf;
   llvm::DenseSet<Operation *> sharedRightSecond;
+  /// Values a product stores straight to o, their output ops, and the
+  /// output tile's rows a token (OutputRows).
+  llvm::DenseSet<Value> outputRows;
+  llvm::DenseSet<Operation *> outputByProduct;
+  int64_t outputRowsPerToken = 0; // 0: no product stores to o
   Operation *sumIntoState = nullptr; // a folded sum written straight to S
 };
 

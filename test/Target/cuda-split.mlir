@@ -86,6 +86,12 @@
 // CHECK-NEXT: for (int e = threadIdx.x * P; e < 16 * BV; e += THREADS * P)
 // CHECK-NEXT: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
 // CHECK-NEXT: }
+// The chunk's output rows are the sink of a product's stores.
+// CHECK: struct OutputRows {
+// CHECK: const int64_t t = t0 + i / 1;
+// CHECK-NEXT: if (t < eos)
+// CHECK-NEXT: store(p.a.o, row * p.a.o.stride[0] + t * p.a.o.stride[1] + hv * p.a.o.stride[2] +
+// CHECK-NEXT: (v0 + j) * p.a.o.stride[3], x);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
 // products that read S); the sum W S + U is computed by its product, which
@@ -128,10 +134,12 @@
 // CHECK-NOT: rec.chunk.gram
 // The output's two products share their left operand (a delta factor's
 // A_qk is A_qa, and the scan computes A_qa V itself from the staged A_qa
-// and V): one pass, A_qa U' + A_qa V, adding Q S as it stores.
-// CHECK: // with the sums below: [[O:tile[0-9]+]] = A1 B1 + A2 B2 + tile{{[0-9]+}}
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, 0, [[AQ]], tile{{[0-9]+}}, 0, 0, 16, 32, false, [[O]], 0, tile{{[0-9]+}});
+// and V): one pass, A_qa U' + A_qa V, adding Q S as it stores, and storing
+// straight to o (OutputRows: no tile, no pass of the output's own).
+// CHECK: // with the sums below: o's rows = A1 B1 + A2 B2 + tile{{[0-9]+}}
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, 0, [[AQ]], tile{{[0-9]+}}, 0, 0, 16, 32, false, OutputRows{p, row, t0, eos, hv, v0}, 0, tile{{[0-9]+}});
 // CHECK: rec.chunk.output
+// CHECK-NEXT: // (stored to o by the product above)
 // The state decayed over the chunk is the addend of the next product's sum:
 // the product scales S as it stores (no decayState pass). That sum's only
 // reader is the last product's sum: the two products are one pass

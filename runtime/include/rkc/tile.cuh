@@ -809,6 +809,18 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
         acc[nb][q] += odd[nb][q];
 }
 
+/// Element (i, j) of a product's output: into a tile (rows `ld` elements
+/// apart, rounded to its element type), or to a sink, a callable that
+/// takes (i, j, value) (a kernel's output rows in global memory).
+template <typename T>
+__device__ inline void put(T *out, int ld, int i, int j, float x) {
+  out[i * ld + j] = fromFloat<T>(x);
+}
+template <typename Sink>
+__device__ inline void put(const Sink &out, int, int i, int j, float x) {
+  out(i, j, x);
+}
+
 /// A product's addend that is the state decayed over the chunk
 /// (decay_state folded into the sum): row i of the addend is scaled by
 /// exp(G[L-1, i]) (G's one column: by exp(G[L-1])) as the product stores.
@@ -852,7 +864,7 @@ __device__ inline void accumulate(float (&acc)[NB][4],
 /// independent chains of mma when there are two), then the stores.
 template <int NB, typename P1, typename P2, typename TD, typename TO>
 __device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
-                                   bool transposeA, TO *out, int ldo,
+                                   bool transposeA, TO out, int ldo,
                                    const TD *addend, RowDecay decay, int lde,
                                    int i0, int j0) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
@@ -874,9 +886,9 @@ __device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const int i = i0 + g + (q / 2) * 8, j = j0 + nb * 8 + 2 * c + q % 2;
-      out[i * ldo + j] = fromFloat<TO>(
+      put(out, ldo, i, j,
           acc[nb][q] +
-          (addend ? toFloat(addend[i * lde + j]) * scale[q / 2] : 0.f));
+              (addend ? toFloat(addend[i * lde + j]) * scale[q / 2] : 0.f));
     }
 }
 
@@ -885,7 +897,7 @@ __device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
 template <typename P1, typename P2, typename TD, typename TO>
 __device__ inline void productTaskOf(const ProductPlan &plan, const P1 &p1,
                                      const P2 &p2, int n, bool transposeA,
-                                     TO *out, int ldo, const TD *addend,
+                                     TO out, int ldo, const TD *addend,
                                      RowDecay decay, int lde, int i0, int j0) {
   switch ((min(j0 + plan.width, n) - j0) / 8) {
   case 4:
@@ -907,7 +919,7 @@ __device__ inline void productTaskOf(const ProductPlan &plan, const P1 &p1,
 /// count a compile-time constant of productTask.
 template <typename P1, typename P2, typename TD, typename TO>
 __device__ inline void productTasks(const P1 &p1, const P2 &p2, int m, int n,
-                                    bool transposeA, TO *out, int ldo,
+                                    bool transposeA, TO out, int ldo,
                                     const TD *addend, RowDecay decay,
                                     int lde) {
   const ProductPlan plan(m / 16, n);
@@ -940,7 +952,7 @@ __device__ inline float productElement(const NoProduct &, bool, int, int) {
 template <bool TensorCores, typename P1, typename P2, typename TD,
           typename TO>
 __device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
-                                  bool tensorShapes, bool transposeA, TO *out,
+                                  bool tensorShapes, bool transposeA, TO out,
                                   int ldo, const TD *addend, RowDecay decay,
                                   int lde) {
   if (!ldo)
@@ -955,7 +967,7 @@ __device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
     int i = e / n, j = e % n;
     const float sum = productElement(p1, transposeA, i, j) +
                       productElement(p2, transposeA, i, j);
-    out[i * ldo + j] = fromFloat<TO>(
+    put(out, ldo, i, j,
         sum + (addend ? toFloat(addend[i * lde + j]) * decay(i) : 0.f));
   }
   __syncthreads();
@@ -979,7 +991,7 @@ __device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
 template <bool TensorCores, int Inner = 0, typename TA, typename TB,
           typename TO, typename TD = float>
 __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
-                              bool transposeA, TO *out, int lda = 0,
+                              bool transposeA, TO out, int lda = 0,
                               int ldb = 0, const TD *addend = nullptr,
                               int ldo = 0, RowDecay decay = {}, int lde = 0) {
   if (Inner)
@@ -1000,7 +1012,7 @@ template <bool TensorCores, int Inner1, int Inner2, typename TA1,
 __device__ inline void matmulPair(const TA1 *a1, const TB1 *b1, int lda1,
                                   int ldb1, const TA2 *a2, const TB2 *b2,
                                   int lda2, int ldb2, int m, int n,
-                                  bool transposeA, TO *out, int ldo,
+                                  bool transposeA, TO out, int ldo,
                                   const TD *addend, RowDecay decay = {},
                                   int lde = 0) {
   productSum<TensorCores>(
@@ -1023,9 +1035,9 @@ __device__ inline void matmulPair(const TA1 *a1, const TB1 *b1, int lda1,
 template <bool TensorCores, int Inner, typename TA1, typename TO1,
           typename TD1, typename TA2, typename TO2, typename TD2, typename TB>
 __device__ inline void matmulSharedRight(const TA1 *a1, int lda1, int m1,
-                                         TO1 *out1, const TD1 *addend1,
+                                         TO1 out1, const TD1 *addend1,
                                          const TA2 *a2, int lda2, int m2,
-                                         TO2 *out2, const TD2 *addend2,
+                                         TO2 out2, const TD2 *addend2,
                                          const TB *b, int ldb, int n) {
   if (!TensorCores || Inner % 8 || m1 % 16 || m2 % 16 || n % 8) {
     matmul<TensorCores, Inner>(a1, b, m1, Inner, n, false, out1, lda1, ldb,

@@ -462,7 +462,7 @@ private:
 
   std::string tile(Value v) const {
     if (isa<BlockArgument>(v))
-      return "S";
+      return shadowState ? "S16" : "S";
     return "tile" + std::to_string(valueIds.lookup(v));
   }
   std::string rows(Value v) const {
@@ -506,6 +506,43 @@ private:
     os << "    " << opComment(op) << "\n";
     profiledOps.push_back(opComment(op).substr(3));
     os << "    RKC_PROFILE_BEGIN();\n";
+    if (registerState && touchesState(op)) {
+      // The kernels for bf16 products keep the state in registers and read
+      // its bf16 shadow; the float32 ones keep it in shared memory.
+      std::string tc, f32;
+      llvm::raw_string_ostream t(tc), f(f32);
+      shadowState = true;
+      emitOpBody(op, t);
+      shadowState = false;
+      emitOpBody(op, f);
+      os << "    if constexpr (TensorCores) {\n"
+         << indentBy(tc, 2) << "    } else {\n"
+         << indentBy(f32, 2) << "    }\n";
+    } else {
+      emitOpBody(op, os);
+    }
+    os << "    RKC_PROFILE_END(" << profiledOps.size() - 1 << ");\n";
+  }
+
+  /// Whether an op's code names the state slice: a product reading it (or
+  /// run with one that does), or the product computing the new state.
+  bool touchesState(Operation *op) const {
+    auto mm = dyn_cast<ChunkMatmulOp>(op);
+    if (!mm)
+      return false;
+    auto readsState = [](ChunkMatmulOp m) {
+      return isa<BlockArgument>(m.getRhs());
+    };
+    if (readsState(mm))
+      return true;
+    if (ChunkMatmulOp second = sharedRightOf.lookup(mm); second &&
+        readsState(second))
+      return true;
+    return sumOfProduct.lookup(mm) == sumIntoState && sumIntoState;
+  }
+
+  /// The code of an op that prints some (emitChunkOp).
+  void emitOpBody(Operation *op, llvm::raw_ostream &os) {
     auto result = [&]() { return tile(op->getResult(0)); };
     TypeSwitch<Operation *>(op)
         .Case([&](ChunkRowsOp r) {
@@ -651,6 +688,15 @@ private:
             return;
           }
           ChunkDecayStateOp decay = decayedAddend.lookup(mm);
+          if (shadowState && sum && sum == sumIntoState) {
+            os << "    // S = A B + S" << (decay ? " decayed over the chunk" : "")
+               << ", the chunk's new state, in registers; then its shadow\n"
+               << "    rkc::tile::updateStateOne<" << inner << ">(sreg, "
+               << tile(mm.getLhs()) << ", " << tile(mm.getRhs()) << ", "
+               << stagedStride(mm.getLhs()) << ", 0, DK, "
+               << rowDecay(decay) << ", S16, SLD);\n";
+            return;
+          }
           if (sum) {
             out = sum == sumIntoState ? "S" : productOut(sum.getResult());
             addend = decay ? "S" : tile(otherAddend(sum, mm.getResult()));
@@ -684,10 +730,9 @@ private:
           if (sum) {
             os << ", " << lda << ", " << (rhsIsState ? "SLD" : "0") << ", "
                << addend;
-            if (decay)
-              os << ", " << (sum == sumIntoState ? "SLD" : "0")
-                 << ", rkc::tile::RowDecay{" << tile(decay.getDecay()) << ", "
-                 << ncols(decay.getDecay()) << ", L}, SLD";
+            if (decay || isa<BlockArgument>(otherAddend(sum, mm.getResult())))
+              os << ", " << (sum == sumIntoState ? "SLD" : "0") << ", "
+                 << rowDecay(decay) << ", SLD";
             else if (sum == sumIntoState)
               os << ", SLD";
           } else if (rhsIsState) {
@@ -724,7 +769,6 @@ private:
         .Default([&](Operation *other) {
           unsupported = other->getName().getStringRef().str();
         });
-    os << "    RKC_PROFILE_END(" << profiledOps.size() - 1 << ");\n";
   }
 
   /// `second`'s sum, out = A1 B1 + A2 B2 + x, where x is what `first`'s
@@ -745,6 +789,16 @@ private:
              std::to_string(stagedStride(mm.getLhs())) + ", " +
              (isa<BlockArgument>(mm.getRhs()) ? "SLD" : "0");
     };
+    if (shadowState && sum == sumIntoState) {
+      os << "    // with the sums below: S = A1 B1 + A2 B2 + S"
+         << (decay ? " decayed over the chunk" : "")
+         << ", the chunk's new state, in registers; then its shadow\n"
+         << "    rkc::tile::updateStatePair<" << inner(first) << ", "
+         << inner(second) << ">(sreg, " << operands(first) << ", "
+         << operands(second) << ", DK, " << rowDecay(decay)
+         << ", S16, SLD);\n";
+      return;
+    }
     os << "    // with the sums below: " << said(out) << " = A1 B1 + A2 B2 + "
        << addend << (decay ? " decayed over the chunk" : "")
        << (sum == sumIntoState ? ", the chunk's new state" : "") << "\n"
@@ -753,10 +807,57 @@ private:
        << operands(second) << ", " << nrows(second) << ", " << ncols(second)
        << ", " << (t ? "true" : "false") << ", " << out << ", "
        << (sum == sumIntoState ? "SLD" : "0") << ", " << addend;
-    if (decay)
-      os << ", rkc::tile::RowDecay{" << tile(decay.getDecay()) << ", "
-         << ncols(decay.getDecay()) << ", L}, SLD";
+    if (decay || isa<BlockArgument>(x))
+      os << ", " << rowDecay(decay) << ", SLD";
     os << ");\n";
+  }
+
+  /// The RowDecay argument of a state update: the folded decay_state's, or
+  /// none.
+  std::string rowDecay(ChunkDecayStateOp decay) const {
+    if (!decay)
+      return "rkc::tile::RowDecay{}";
+    return "rkc::tile::RowDecay{" + tile(decay.getDecay()) + ", " +
+           std::to_string(ncols(decay.getDecay())) + ", L}";
+  }
+
+  /// Whether the scan's kernel for bf16 products keeps the state in
+  /// registers (tile::RegisterState): a staged scan whose warps are DK / 16,
+  /// value tiles of at most 32 columns, and a state S that only products
+  /// read (as their right operand, through the bf16 shadow) and that one
+  /// product updates, S ← (decayed) S + Aᵀ B (+ Aᵀ B), stored into S.
+  bool planRegisterState(Block &body) const {
+    if (emitting != "scan" || !s.stageFloats || !s.bf16Products ||
+        s.dk != 16 * (s.threads / 32) || s.valueTile % 8 ||
+        s.valueTile > 32 || !sumIntoState)
+      return false;
+    Operation *update = nullptr;
+    for (auto [product, sum] : sumOfProduct)
+      if (sum == sumIntoState)
+        update = product;
+    auto mm = dyn_cast_or_null<ChunkMatmulOp>(update);
+    if (!mm || !mm.getTransposeLhs())
+      return false;
+    // The sum's state addend: S, or S decayed (folded into the product).
+    ChunkMatmulOp first = firstOfPair.lookup(mm);
+    ChunkMatmulOp addsState = first ? first : mm;
+    Value x = otherAddend(sumOfProduct.lookup(addsState), addsState.getResult());
+    bool stateAddend = isa<BlockArgument>(x) || decayedAddend.count(addsState);
+    if (!stateAddend)
+      return false;
+    Value state = body.getArgument(0);
+    return llvm::all_of(state.getUsers(), [&](Operation *user) {
+      if (auto product = dyn_cast<ChunkMatmulOp>(user))
+        return product.getRhs() == state && product.getLhs() != state &&
+               !product.getTransposeLhs();
+      // Only the update's own sums and decay read S otherwise.
+      if (isa<ChunkDecayStateOp>(user))
+        return decayedAddend.lookup(addsState) == user;
+      if (isa<ChunkAddOp>(user))
+        return user == sumIntoState ||
+               user == sumOfProduct.lookup(addsState).getOperation();
+      return false;
+    });
   }
 
   /// Whether a prep value keeps all its rows or its last one only.
@@ -1070,11 +1171,12 @@ private:
           sum->hasAttr("rec.to_scan") || op.hasAttr("rec.to_scan"))
         continue;
       Value x = otherAddend(sum, mm.getResult());
-      if (x == mm.getResult() || isa<BlockArgument>(x))
+      if (x == mm.getResult())
         continue;
-      // A staged prep value is there from the chunk's start.
-      bool staged = stagedPrepValue(x, phase);
-      if (!staged && !x.getDefiningOp()->isBeforeInBlock(&op))
+      // A staged prep value is there from the chunk's start, and so is the
+      // state S (the addend read with rows SLD apart).
+      bool staged = stagedPrepValue(x, phase), ofState = isa<BlockArgument>(x);
+      if (!staged && !ofState && !x.getDefiningOp()->isBeforeInBlock(&op))
         continue;
       auto where = [&](Value v) { return at.lookup(v); };
       if (!at.count(sum.getResult()) ||
@@ -1088,7 +1190,8 @@ private:
       Value state = body.getArgument(0);
       if (sum->hasOneUse() && isa<ChunkYieldOp>(*sum->user_begin()) &&
           llvm::all_of(state.getUsers(), [&](Operation *user) {
-            return user->isBeforeInBlock(&op);
+            // (The sum itself may add S, element by element in place.)
+            return user == sum.getOperation() || user->isBeforeInBlock(&op);
           })) {
         sumIntoState = sum;
         folded.insert(*sum->user_begin());
@@ -1349,6 +1452,9 @@ private:
     };
     planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
     planProductOperands(body, offsets, phase);
+    registerState = which != "prep" && planRegisterState(body);
+    if (which != "prep")
+      stateInRegisters = registerState;
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S, nor a decay_state its
     // product scales from S, nor a sum the output adds: nothing names
@@ -1698,12 +1804,35 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  const int64_t v0 = blockIdx.x * BV, hv = blockIdx.y, seq = "
           "blockIdx.z;\n"
        << kernelPreamble()
-       << "  float *const S = smem; // the state slice, DK x BV, rows SLD floats apart\n"
-       << "  for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-       << "    S[(e / BV) * SLD + e % BV] = p.a.initial_state ? p.a.initial_state[((slot * "
-          "p.value_heads + hv) * DK + e / BV) * DV + v0 + e % BV] : 0.f;\n"
-       << "  __syncthreads();\n"
-       << "#ifdef RKC_PROFILE_OPS\n"
+       << "  float *const S = smem; // the state slice, DK x BV, rows SLD floats apart\n";
+    std::string sharedInit =
+        "  for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
+        "    S[(e / BV) * SLD + e % BV] = p.a.initial_state ? p.a.initial_state[((slot * "
+        "p.value_heads + hv) * DK + e / BV) * DV + v0 + e % BV] : 0.f;\n"
+        "  __syncthreads();\n";
+    if (stateInRegisters)
+      os << "  // The kernel for bf16 products keeps the slice in registers "
+            "(warp w: rows 16w..16w+15)\n"
+            "  // and its bf16 shadow, which products read, where S would "
+            "be.\n"
+         << "  [[maybe_unused]] rkc::tile::RegisterState<BV / 8> sreg;\n"
+         << "  [[maybe_unused]] __nv_bfloat16 *const S16 = "
+            "reinterpret_cast<__nv_bfloat16 *>(smem);\n"
+         << "  if constexpr (TensorCores) {\n"
+         << "#pragma unroll\n"
+         << "    for (int nb = 0; nb < BV / 8; ++nb)\n"
+         << "#pragma unroll\n"
+         << "      for (int q = 0; q < 4; ++q)\n"
+         << "        sreg.acc[nb][q] = p.a.initial_state ? "
+            "p.a.initial_state[((slot * p.value_heads + hv) * DK +\n"
+         << "            rkc::tile::fragmentRow(q)) * DV + v0 + "
+            "rkc::tile::fragmentCol(nb, q)] : 0.f;\n"
+         << "    rkc::tile::storeShadow(sreg, S16, SLD);\n"
+         << "  } else {\n"
+         << indentBy(sharedInit, 2) << "  }\n";
+    else
+      os << sharedInit;
+    os << "#ifdef RKC_PROFILE_OPS\n"
        << "  long long profile[" << profiledOps.size()
        << "] = {}, profileStart = 0;\n"
        << "#endif\n"
@@ -1808,10 +1937,35 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   }
 
   std::string kernelEpilogue() const {
-    return "  if (p.a.final_state)\n"
-           "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-           "      p.a.final_state[((slot * p.value_heads + hv) * DK + e / BV) "
-           "* DV + v0 + e % BV] = S[(e / BV) * SLD + e % BV];\n";
+    std::string shared =
+        "  if (p.a.final_state)\n"
+        "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
+        "      p.a.final_state[((slot * p.value_heads + hv) * DK + e / BV) "
+        "* DV + v0 + e % BV] = S[(e / BV) * SLD + e % BV];\n";
+    if (!stateInRegisters)
+      return shared;
+    return "  if constexpr (TensorCores) {\n"
+           "    if (p.a.final_state)\n"
+           "#pragma unroll\n"
+           "      for (int nb = 0; nb < BV / 8; ++nb)\n"
+           "#pragma unroll\n"
+           "        for (int q = 0; q < 4; ++q)\n"
+           "          p.a.final_state[((slot * p.value_heads + hv) * DK + "
+           "rkc::tile::fragmentRow(q)) * DV + v0 +\n"
+           "                          rkc::tile::fragmentCol(nb, q)] = "
+           "sreg.acc[nb][q];\n"
+           "  } else {\n" +
+           indentBy(shared, 2) + "  }\n";
+  }
+
+  /// `text` with every line indented `n` more spaces.
+  static std::string indentBy(StringRef text, int n) {
+    std::string out;
+    SmallVector<StringRef> lines;
+    text.split(lines, '\n', -1, false);
+    for (StringRef line : lines)
+      out += std::string(n, ' ') + line.str() + "\n";
+    return out;
   }
 
   //===--------------------------------------------------------------------===//
@@ -2294,6 +2448,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   llvm::DenseSet<Operation *> sharedRightSecond;
   /// Values a product stores straight to o, their output ops, and the
   /// output tile's rows a token (OutputRows).
+  /// The scan's kernel for bf16 products keeps the state in registers
+  /// (planRegisterState); while its code is written, the state's name in a
+  /// product is its bf16 shadow S16.
+  bool registerState = false;
+  mutable bool shadowState = false;
+  bool stateInRegisters = false; // the prefill kernel's (its init and end)
   llvm::DenseSet<Value> outputRows;
   llvm::DenseSet<Operation *> outputByProduct;
   int64_t outputRowsPerToken = 0; // 0: no product stores to o

@@ -860,15 +860,12 @@ __device__ inline void accumulate(float (&acc)[NB][4],
                                    p.ldb, i0, j0);
 }
 
-/// A warp's block of out = P1 (+ P2) (+ addend): the products (two
-/// independent chains of mma when there are two), then the stores.
-template <int NB, typename P1, typename P2, typename TD, typename TO>
-__device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
-                                   bool transposeA, TO out, int ldo,
-                                   const TD *addend, RowDecay decay, int lde,
-                                   int i0, int j0) {
-  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-  float acc[NB][4];
+/// acc = a warp's block of P1 + P2 (P2 may be NoProduct): two independent
+/// chains of mma, added at the end.
+template <int NB, typename P1, typename P2>
+__device__ inline void accumulateSum(float (&acc)[NB][4], const P1 &p1,
+                                     const P2 &p2, bool transposeA, int i0,
+                                     int j0) {
   accumulate<NB>(acc, p1, transposeA, i0, j0);
   if constexpr (!std::is_same<P2, NoProduct>::value) {
     float more[NB][4];
@@ -879,6 +876,18 @@ __device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
       for (int q = 0; q < 4; ++q)
         acc[nb][q] += more[nb][q];
   }
+}
+
+/// A warp's block of out = P1 (+ P2) (+ addend): the products (two
+/// independent chains of mma when there are two), then the stores.
+template <int NB, typename P1, typename P2, typename TD, typename TO>
+__device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
+                                   bool transposeA, TO out, int ldo,
+                                   const TD *addend, RowDecay decay, int lde,
+                                   int i0, int j0) {
+  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  float acc[NB][4];
+  accumulateSum<NB>(acc, p1, p2, transposeA, i0, j0);
   // The two rows this lane stores.
   const float scale[2] = {decay(i0 + g), decay(i0 + g + 8)};
 #pragma unroll
@@ -1064,6 +1073,92 @@ __device__ inline void matmulSharedRight(const TA1 *a1, int lda1, int m1,
                     RowDecay{}, n, (block - blocks1) * 16, j0);
   }
   __syncthreads();
+}
+
+//===----------------------------------------------------------------------===//
+// The state slice in registers (the scan of the kernels for bf16 products)
+//===----------------------------------------------------------------------===//
+//
+// With DK = 16 x warps, warp w holds rows 16w..16w+15 of the DK x BV slice
+// as mma accumulator fragments, NB = BV / 8 column blocks of four floats:
+// the state update accumulates into them (S ← decay ⊙ S + Σ Aᵀ B) without
+// a round trip through shared memory, and writes a bf16 copy of its rows
+// (the shadow) that the products reading S take as their right operand by
+// ldmatrix. Products round their operands to bf16 anyway, so the shadow
+// changes no result; S itself stays float32.
+
+template <int NB> struct RegisterState {
+  float acc[NB][4];
+};
+
+/// Row and column of element q of column block nb of this lane's fragment.
+__device__ inline int fragmentRow(int q) {
+  return 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4 + (q / 2) * 8;
+}
+__device__ inline int fragmentCol(int nb, int q) {
+  return nb * 8 + 2 * (threadIdx.x % 4) + q % 2;
+}
+
+/// The shadow of the state's rows (bf16, rows `ld` elements apart), then a
+/// barrier: the products after it may read it.
+template <int NB>
+__device__ inline void storeShadow(const RegisterState<NB> &s,
+                                   __nv_bfloat16 *shadow, int ld) {
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int q = 0; q < 4; q += 2)
+      *reinterpret_cast<uint32_t *>(shadow + fragmentRow(q) * ld +
+                                    fragmentCol(nb, q)) =
+          bf16x2(s.acc[nb][q], s.acc[nb][q + 1]);
+  __syncthreads();
+}
+
+/// S ← decay ⊙ S + A1ᵀ B1 (+ A2ᵀ B2) with S in registers (A1, A2: k x DK,
+/// the chunk's rows by the state's rows), then its shadow. The products
+/// before it that read the shadow are done (a barrier ended them).
+template <int NB, typename P1, typename P2>
+__device__ inline void updateState(RegisterState<NB> &s, const P1 &p1,
+                                   const P2 &p2, RowDecay decay,
+                                   __nv_bfloat16 *shadow, int ld) {
+  const int i0 = 16 * (threadIdx.x / 32), g = (threadIdx.x % 32) / 4;
+  float acc[NB][4];
+  accumulateSum<NB>(acc, p1, p2, true, i0, 0);
+  const float scale[2] = {decay(i0 + g), decay(i0 + g + 8)};
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      s.acc[nb][q] = acc[nb][q] + s.acc[nb][q] * scale[q / 2];
+  storeShadow(s, shadow, ld);
+}
+
+/// updateState for matmulPair's operands (both Aᵀ, inner extents Inner1
+/// and Inner2, rows lda and ldb elements apart, 0: dense).
+template <int Inner1, int Inner2, int NB, typename TA1, typename TB1,
+          typename TA2, typename TB2>
+__device__ inline void updateStatePair(RegisterState<NB> &s, const TA1 *a1,
+                                       const TB1 *b1, int lda1, int ldb1,
+                                       const TA2 *a2, const TB2 *b2, int lda2,
+                                       int ldb2, int dk, RowDecay decay,
+                                       __nv_bfloat16 *shadow, int ld) {
+  updateState(s,
+              Product<Inner1, TA1, TB1>{a1, b1, Inner1, lda1 ? lda1 : dk,
+                                        ldb1 ? ldb1 : NB * 8},
+              Product<Inner2, TA2, TB2>{a2, b2, Inner2, lda2 ? lda2 : dk,
+                                        ldb2 ? ldb2 : NB * 8},
+              decay, shadow, ld);
+}
+/// updateState for one product (Aᵀ B, inner extent Inner).
+template <int Inner, int NB, typename TA, typename TB>
+__device__ inline void updateStateOne(RegisterState<NB> &s, const TA *a,
+                                      const TB *b, int lda, int ldb, int dk,
+                                      RowDecay decay, __nv_bfloat16 *shadow,
+                                      int ld) {
+  updateState(s,
+              Product<Inner, TA, TB>{a, b, Inner, lda ? lda : dk,
+                                     ldb ? ldb : NB * 8},
+              NoProduct{}, decay, shadow, ld);
 }
 
 /// Warp-wide sum.

@@ -1,0 +1,45 @@
+// The scan's state slice. In the kernel for bf16 products of a staged scan
+// whose warps are DK / 16 (KDA's default schedule: 128 keys, 8 warps), the
+// slice lives in registers, warp w holding rows 16w..16w+15 as mma
+// accumulators; products read its bf16 shadow, which the state update
+// writes after accumulating into the registers. The float32 kernel keeps it
+// in shared memory.
+// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin > /dev/null
+// RUN: FileCheck %s --input-file=%t/kda.cu
+// CHECK-LABEL: void prefill(const Params &p)
+// CHECK: rkc::tile::RegisterState<BV / 8> sreg;
+// CHECK-NEXT: __nv_bfloat16 *const S16 = reinterpret_cast<__nv_bfloat16 *>(smem);
+// CHECK-NEXT: if constexpr (TensorCores) {
+// CHECK: sreg.acc[nb][q] = p.a.initial_state ?
+// CHECK: rkc::tile::storeShadow(sreg, S16, SLD);
+// CHECK-NEXT: } else {
+// CHECK: S[(e / BV) * SLD + e % BV] = p.a.initial_state
+// The products of S (W S, Q S) read the shadow in the kernel for bf16
+// products.
+// CHECK: if constexpr (TensorCores) {
+// CHECK: rkc::tile::matmulSharedRight<TensorCores, 128>({{.*}}, S16, SLD, 32);
+// CHECK-NEXT: } else {
+// CHECK: rkc::tile::matmulSharedRight<TensorCores, 128>({{.*}}, S, SLD, 32);
+// The state update: decayed S plus the two products, in registers.
+// CHECK: if constexpr (TensorCores) {
+// CHECK: rkc::tile::updateStatePair<32, 32>(sreg, [[K:tile[0-9]+]], {{.*}}, DK, rkc::tile::RowDecay{{[{]}}[[G:tile[0-9]+]], 128, L}, S16, SLD);
+// CHECK-NEXT: } else {
+// CHECK: rkc::tile::matmulPair<TensorCores, 32, 32>([[K]], {{.*}}, true, S, SLD, S, rkc::tile::RowDecay{{[{]}}[[G]], 128, L}, SLD);
+// CHECK: sreg.acc[nb][q];
+// CHECK-LABEL: rkc_kda_prefill_kernel(
+
+// Without a gate (DeltaNet) the state update still adds S itself as the
+// products store: one pass, S = A1 B1 + A2 B2 + S, no sum tile.
+// RUN: rm -rf %t.dn && rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn --no-fatbin > /dev/null
+// RUN: FileCheck %s --check-prefix=DN --input-file=%t.dn/deltanet.cu
+// DN-LABEL: void prefill(const Params &p)
+// DN: rkc::tile::updateStatePair<32, 32>(sreg, {{.*}}, DK, rkc::tile::RowDecay{}, S16, SLD);
+// DN: rkc::tile::matmulPair<TensorCores, 32, 32>({{.*}}, true, S, SLD, S, rkc::tile::RowDecay{}, SLD);
+// DN-NOT: S[(e / BV) * SLD + e % BV] + tile
+// DN-LABEL: rkc_deltanet_prefill_kernel(
+
+// With TF32 products (float32 operands) the state stays in shared memory.
+// RUN: rm -rf %t.tf && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.tf --no-fatbin --products tf32 > /dev/null
+// RUN: FileCheck %s --check-prefix=TF32 --input-file=%t.tf/kda.cu
+// TF32-NOT: RegisterState
+// TF32-NOT: updateState

@@ -1790,7 +1790,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "#define RKC_PROFILE_END(op) (void)0\n#endif\n\n";
     os << "// One block per (value tile, value head, sequence); the chunks "
           "of the\n// sequence run in order, carrying the state slice "
-          "S (DK x BV) in shared memory.\n"
+          "S (DK x BV) in shared memory"
+       << (stateInRegisters ? "\n// (in registers in the kernel for bf16 "
+                              "products, below)"
+                            : "")
+       << ".\n"
        << "// TensorCores: the chunk products on "
        << (s.bf16Products ? "bf16" : "TF32")
        << " tensor cores (the kernel for 16-bit\n// outputs); otherwise "

@@ -694,7 +694,10 @@ private:
                << "    rkc::tile::updateStateOne<" << inner << ">(sreg, "
                << tile(mm.getLhs()) << ", " << tile(mm.getRhs()) << ", "
                << stagedStride(mm.getLhs()) << ", 0, DK, "
-               << rowDecay(decay) << ", S16, SLD);\n";
+               << rowDecay(decay) << ", S16, SLD"
+               << (lastUpdateUnfenced ? ", /*barrier=*/false" : "") << ");\n";
+            if (lastUpdateUnfenced)
+              os << "    // (no barrier: the next chunk starts with one)\n";
             return;
           }
           if (sum) {
@@ -795,8 +798,10 @@ private:
          << ", the chunk's new state, in registers; then its shadow\n"
          << "    rkc::tile::updateStatePair<" << inner(first) << ", "
          << inner(second) << ">(sreg, " << operands(first) << ", "
-         << operands(second) << ", DK, " << rowDecay(decay)
-         << ", S16, SLD);\n";
+         << operands(second) << ", DK, " << rowDecay(decay) << ", S16, SLD"
+         << (lastUpdateUnfenced ? ", /*barrier=*/false" : "") << ");\n";
+      if (lastUpdateUnfenced)
+        os << "    // (no barrier: the next chunk starts with one)\n";
       return;
     }
     os << "    // with the sums below: " << said(out) << " = A1 B1 + A2 B2 + "
@@ -809,7 +814,13 @@ private:
        << (sum == sumIntoState ? "SLD" : "0") << ", " << addend;
     if (decay || isa<BlockArgument>(x))
       os << ", " << rowDecay(decay) << ", SLD";
-    os << ");\n";
+    if (noBarrier.contains(second))
+      os << (decay || isa<BlockArgument>(x) ? "" : ", rkc::tile::RowDecay{}, 0")
+         << ", /*barrier=*/false);\n"
+         << "    // (no barrier: the state update next reads nothing this "
+            "wrote, nor writes what it read)\n";
+    else
+      os << ");\n";
   }
 
   /// The RowDecay argument of a state update: the folded decay_state's, or
@@ -858,6 +869,54 @@ private:
                user == sumOfProduct.lookup(addsState).getOperation();
       return false;
     });
+  }
+
+  /// Barriers a chunk can do without (the tile library ends every op with
+  /// one). After a pair of products that stores the output straight to o
+  /// (OutputRows), when the next op is the state update: the pair writes no
+  /// shared memory and reads no S, the update writes only S (or its shadow)
+  /// and reads nothing the pair wrote. After the update in registers, when
+  /// it is the chunk's last op of a staged scan: the next chunk starts with
+  /// a barrier, and the kernel's end reads the registers.
+  void planBarriers(Block &body,
+                    llvm::function_ref<StringRef(Operation &)> phase) {
+    noBarrier.clear();
+    lastUpdateUnfenced = false;
+    if (emitting == "prep" || !sumIntoState)
+      return;
+    // (As bodyText prints them: an unstaged scan reads prep values back
+    // where their ops stand.)
+    auto printed = [&](Operation &op) {
+      bool here = emitting == "all" || phase(op) == "scan" ||
+                  phase(op) == "both" ||
+                  (op.hasAttr("rec.to_scan") && !s.stageFloats);
+      return here && computedElsewhere(&op).empty();
+    };
+    auto nextPrinted = [&](Operation *op) -> Operation * {
+      for (op = op->getNextNode(); op; op = op->getNextNode())
+        if (printed(*op))
+          return op;
+      return nullptr;
+    };
+    Operation *update = nullptr;
+    for (auto [product, sum] : sumOfProduct)
+      if (sum == sumIntoState)
+        update = product;
+    Value state = body.getArgument(0);
+    for (auto [second, first] : firstOfPair) {
+      ChunkAddOp sum = sumOfProduct.lookup(second);
+      if (!sum || !outputRows.contains(sum.getResult()) ||
+          nextPrinted(second) != update)
+        continue;
+      bool readsState = false;
+      for (Operation *mm : {second, first.getOperation()})
+        readsState |= llvm::is_contained(mm->getOperands(), state);
+      Value x = otherAddend(sumOfProduct.lookup(first), first.getResult());
+      if (!readsState && !isa<BlockArgument>(x) && !decayedAddend.count(first))
+        noBarrier.insert(second);
+    }
+    lastUpdateUnfenced = registerState && update && s.stageFloats &&
+                         emitting == "scan" && !nextPrinted(update);
   }
 
   /// Whether a prep value keeps all its rows or its last one only.
@@ -1455,6 +1514,7 @@ private:
     registerState = which != "prep" && planRegisterState(body);
     if (which != "prep")
       stateInRegisters = registerState;
+    planBarriers(body, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S, nor a decay_state its
     // product scales from S, nor a sum the output adds: nothing names
@@ -2458,6 +2518,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   bool registerState = false;
   mutable bool shadowState = false;
   bool stateInRegisters = false; // the prefill kernel's (its init and end)
+  /// Products whose closing barrier is left out, and whether the register
+  /// state's update is (planBarriers).
+  llvm::DenseSet<Operation *> noBarrier;
+  bool lastUpdateUnfenced = false;
   llvm::DenseSet<Value> outputRows;
   llvm::DenseSet<Operation *> outputByProduct;
   int64_t outputRowsPerToken = 0; // 0: no product stores to o

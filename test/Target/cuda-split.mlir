@@ -137,7 +137,9 @@
 // and V): one pass, A_qa U' + A_qa V, adding Q S as it stores, and storing
 // straight to o (OutputRows: no tile, no pass of the output's own).
 // CHECK: // with the sums below: o's rows = A1 B1 + A2 B2 + tile{{[0-9]+}}
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, 0, [[AQ]], tile{{[0-9]+}}, 0, 0, 16, 32, false, OutputRows{p, row, t0, eos, hv, v0}, 0, tile{{[0-9]+}});
+// The state update comes next, and it reads nothing the pair wrote (o) nor
+// writes what the pair read (it writes S): no barrier between them.
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, 0, [[AQ]], tile{{[0-9]+}}, 0, 0, 16, 32, false, OutputRows{p, row, t0, eos, hv, v0}, 0, tile{{[0-9]+}}, rkc::tile::RowDecay{}, 0, /*barrier=*/false);
 // CHECK: rec.chunk.output
 // CHECK-NEXT: // (stored to o by the product above)
 // The state decayed over the chunk is the addend of the next product's sum:

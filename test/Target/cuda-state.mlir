@@ -22,7 +22,11 @@
 // CHECK: rkc::tile::matmulSharedRight<TensorCores, 128>({{.*}}, S, SLD, 32);
 // The state update: decayed S plus the two products, in registers.
 // CHECK: if constexpr (TensorCores) {
-// CHECK: rkc::tile::updateStatePair<32, 32>(sreg, [[K:tile[0-9]+]], {{.*}}, DK, rkc::tile::RowDecay{{[{]}}[[G:tile[0-9]+]], 128, L}, S16, SLD);
+// The update is the chunk's last op: the next chunk's first barrier fences
+// it (the float32 kernel's keeps its own: its end reads S from shared
+// memory).
+// CHECK: rkc::tile::updateStatePair<32, 32>(sreg, [[K:tile[0-9]+]], {{.*}}, DK, rkc::tile::RowDecay{{[{]}}[[G:tile[0-9]+]], 128, L}, S16, SLD, /*barrier=*/false);
+// CHECK-NEXT: // (no barrier: the next chunk starts with one)
 // CHECK-NEXT: } else {
 // CHECK: rkc::tile::matmulPair<TensorCores, 32, 32>([[K]], {{.*}}, true, S, SLD, S, rkc::tile::RowDecay{{[{]}}[[G]], 128, L}, SLD);
 // CHECK: sreg.acc[nb][q];
@@ -33,7 +37,7 @@
 // RUN: rm -rf %t.dn && rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn --no-fatbin > /dev/null
 // RUN: FileCheck %s --check-prefix=DN --input-file=%t.dn/deltanet.cu
 // DN-LABEL: void prefill(const Params &p)
-// DN: rkc::tile::updateStatePair<32, 32>(sreg, {{.*}}, DK, rkc::tile::RowDecay{}, S16, SLD);
+// DN: rkc::tile::updateStatePair<32, 32>(sreg, {{.*}}, DK, rkc::tile::RowDecay{}, S16, SLD, /*barrier=*/false);
 // DN: rkc::tile::matmulPair<TensorCores, 32, 32>({{.*}}, true, S, SLD, S, rkc::tile::RowDecay{}, SLD);
 // DN-NOT: S[(e / BV) * SLD + e % BV] + tile
 // DN-LABEL: rkc_deltanet_prefill_kernel(

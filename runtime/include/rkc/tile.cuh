@@ -930,7 +930,7 @@ template <typename P1, typename P2, typename TD, typename TO>
 __device__ inline void productTasks(const P1 &p1, const P2 &p2, int m, int n,
                                     bool transposeA, TO out, int ldo,
                                     const TD *addend, RowDecay decay,
-                                    int lde) {
+                                    int lde, bool barrier) {
   const ProductPlan plan(m / 16, n);
   for (int task = threadIdx.x / 32; task < plan.tasks;
        task += blockDim.x / 32) {
@@ -939,7 +939,8 @@ __device__ inline void productTasks(const P1 &p1, const P2 &p2, int m, int n,
     productTaskOf(plan, p1, p2, n, transposeA, out, ldo, addend, decay, lde,
                   i0, j0);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// One element of a Product on CUDA cores (the float32 kernels); 0 of none.
@@ -963,13 +964,14 @@ template <bool TensorCores, typename P1, typename P2, typename TD,
 __device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
                                   bool tensorShapes, bool transposeA, TO out,
                                   int ldo, const TD *addend, RowDecay decay,
-                                  int lde) {
+                                  int lde, bool barrier = true) {
   if (!ldo)
     ldo = n;
   if (!lde)
     lde = n;
   if (TensorCores && tensorShapes && m % 16 == 0 && n % 8 == 0) {
-    productTasks(p1, p2, m, n, transposeA, out, ldo, addend, decay, lde);
+    productTasks(p1, p2, m, n, transposeA, out, ldo, addend, decay, lde,
+                 barrier);
     return;
   }
   for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
@@ -979,7 +981,8 @@ __device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
     put(out, ldo, i, j,
         sum + (addend ? toFloat(addend[i * lde + j]) * decay(i) : 0.f));
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// out = A B with A m x k, B k x n (transposeA: A is k x m, out = Aᵀ B).
@@ -996,19 +999,24 @@ __device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
 /// written, by one thread), its rows `lde` floats apart (0: dense), each
 /// scaled by `decay` (a folded decay_state; none by default). out's rows are
 /// `ldo` elements apart (0: dense);
-/// out is float, or an Operand tile in 16 bits (rounded as it is stored).
+/// out is float, or an Operand tile in 16 bits (rounded as it is stored),
+/// or a sink (put). Without `barrier` the block does not wait for every
+/// warp at the end: the caller knows nothing next reads what it wrote or
+/// writes what it read before another barrier.
 template <bool TensorCores, int Inner = 0, typename TA, typename TB,
           typename TO, typename TD = float>
 __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
                               bool transposeA, TO out, int lda = 0,
                               int ldb = 0, const TD *addend = nullptr,
-                              int ldo = 0, RowDecay decay = {}, int lde = 0) {
+                              int ldo = 0, RowDecay decay = {}, int lde = 0,
+                              bool barrier = true) {
   if (Inner)
     k = Inner;
   productSum<TensorCores>(
       Product<Inner, TA, TB>{a, b, k, lda ? lda : transposeA ? m : k,
                              ldb ? ldb : n},
-      NoProduct{}, m, n, k % 8 == 0, transposeA, out, ldo, addend, decay, lde);
+      NoProduct{}, m, n, k % 8 == 0, transposeA, out, ldo, addend, decay, lde,
+      barrier);
 }
 
 /// out = A1 B1 + A2 B2 (+ addend), two products of the same shape (m x n,
@@ -1023,7 +1031,7 @@ __device__ inline void matmulPair(const TA1 *a1, const TB1 *b1, int lda1,
                                   int lda2, int ldb2, int m, int n,
                                   bool transposeA, TO out, int ldo,
                                   const TD *addend, RowDecay decay = {},
-                                  int lde = 0) {
+                                  int lde = 0, bool barrier = true) {
   productSum<TensorCores>(
       Product<Inner1, TA1, TB1>{a1, b1, Inner1,
                                 lda1 ? lda1 : transposeA ? m : Inner1,
@@ -1032,7 +1040,7 @@ __device__ inline void matmulPair(const TA1 *a1, const TB1 *b1, int lda1,
                                 lda2 ? lda2 : transposeA ? m : Inner2,
                                 ldb2 ? ldb2 : n},
       m, n, Inner1 % 8 == 0 && Inner2 % 8 == 0, transposeA, out, ldo, addend,
-      decay, lde);
+      decay, lde, barrier);
 }
 
 /// out1 = A1 B (+ addend1) and out2 = A2 B (+ addend2): two products of one
@@ -1100,10 +1108,12 @@ __device__ inline int fragmentCol(int nb, int q) {
 }
 
 /// The shadow of the state's rows (bf16, rows `ld` elements apart), then a
-/// barrier: the products after it may read it.
+/// barrier (unless the caller's next barrier comes first): the products
+/// after it may read it.
 template <int NB>
 __device__ inline void storeShadow(const RegisterState<NB> &s,
-                                   __nv_bfloat16 *shadow, int ld) {
+                                   __nv_bfloat16 *shadow, int ld,
+                                   bool barrier = true) {
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
@@ -1111,7 +1121,8 @@ __device__ inline void storeShadow(const RegisterState<NB> &s,
       *reinterpret_cast<uint32_t *>(shadow + fragmentRow(q) * ld +
                                     fragmentCol(nb, q)) =
           bf16x2(s.acc[nb][q], s.acc[nb][q + 1]);
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// S ← decay ⊙ S + A1ᵀ B1 (+ A2ᵀ B2) with S in registers (A1, A2: k x DK,
@@ -1120,7 +1131,8 @@ __device__ inline void storeShadow(const RegisterState<NB> &s,
 template <int NB, typename P1, typename P2>
 __device__ inline void updateState(RegisterState<NB> &s, const P1 &p1,
                                    const P2 &p2, RowDecay decay,
-                                   __nv_bfloat16 *shadow, int ld) {
+                                   __nv_bfloat16 *shadow, int ld,
+                                   bool barrier) {
   const int i0 = 16 * (threadIdx.x / 32), g = (threadIdx.x % 32) / 4;
   float acc[NB][4];
   accumulateSum<NB>(acc, p1, p2, true, i0, 0);
@@ -1130,7 +1142,7 @@ __device__ inline void updateState(RegisterState<NB> &s, const P1 &p1,
 #pragma unroll
     for (int q = 0; q < 4; ++q)
       s.acc[nb][q] = acc[nb][q] + s.acc[nb][q] * scale[q / 2];
-  storeShadow(s, shadow, ld);
+  storeShadow(s, shadow, ld, barrier);
 }
 
 /// updateState for matmulPair's operands (both Aᵀ, inner extents Inner1
@@ -1141,24 +1153,25 @@ __device__ inline void updateStatePair(RegisterState<NB> &s, const TA1 *a1,
                                        const TB1 *b1, int lda1, int ldb1,
                                        const TA2 *a2, const TB2 *b2, int lda2,
                                        int ldb2, int dk, RowDecay decay,
-                                       __nv_bfloat16 *shadow, int ld) {
+                                       __nv_bfloat16 *shadow, int ld,
+                                       bool barrier = true) {
   updateState(s,
               Product<Inner1, TA1, TB1>{a1, b1, Inner1, lda1 ? lda1 : dk,
                                         ldb1 ? ldb1 : NB * 8},
               Product<Inner2, TA2, TB2>{a2, b2, Inner2, lda2 ? lda2 : dk,
                                         ldb2 ? ldb2 : NB * 8},
-              decay, shadow, ld);
+              decay, shadow, ld, barrier);
 }
 /// updateState for one product (Aᵀ B, inner extent Inner).
 template <int Inner, int NB, typename TA, typename TB>
 __device__ inline void updateStateOne(RegisterState<NB> &s, const TA *a,
                                       const TB *b, int lda, int ldb, int dk,
                                       RowDecay decay, __nv_bfloat16 *shadow,
-                                      int ld) {
+                                      int ld, bool barrier = true) {
   updateState(s,
               Product<Inner, TA, TB>{a, b, Inner, lda ? lda : dk,
                                      ldb ? ldb : NB * 8},
-              NoProduct{}, decay, shadow, ld);
+              NoProduct{}, decay, shadow, ld, barrier);
 }
 
 /// Warp-wide sum.

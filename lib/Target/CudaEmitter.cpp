@@ -538,6 +538,9 @@ private:
     if (ChunkMatmulOp second = sharedRightOf.lookup(mm); second &&
         readsState(second))
       return true;
+    if (ChunkMatmulOp first = firstOfPair.lookup(mm); first &&
+        readsState(first))
+      return true;
     return sumOfProduct.lookup(mm) == sumIntoState && sumIntoState;
   }
 
@@ -849,8 +852,13 @@ private:
     auto mm = dyn_cast_or_null<ChunkMatmulOp>(update);
     if (!mm || !mm.getTransposeLhs())
       return false;
-    // The sum's state addend: S, or S decayed (folded into the product).
+    // The update's products run on bf16 tensor cores whole (updateState has
+    // no fallback): inner extents (the chunk's rows) of whole 16-row steps.
     ChunkMatmulOp first = firstOfPair.lookup(mm);
+    for (ChunkMatmulOp product : {mm, first})
+      if (product && nrows(product.getLhs()) % 16)
+        return false;
+    // The sum's state addend: S, or S decayed (folded into the product).
     ChunkMatmulOp addsState = first ? first : mm;
     Value x = otherAddend(sumOfProduct.lookup(addsState), addsState.getResult());
     bool stateAddend = isa<BlockArgument>(x) || decayedAddend.count(addsState);

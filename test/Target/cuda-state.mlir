@@ -47,3 +47,11 @@
 // RUN: FileCheck %s --check-prefix=TF32 --input-file=%t.tf/kda.cu
 // TF32-NOT: RegisterState
 // TF32-NOT: updateState
+
+// The update in registers runs its products on bf16 tensor cores whole: a
+// chunk of 12 rows (not whole 16-row steps) keeps the state in shared
+// memory.
+// RUN: rm -rf %t.12 && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.12 --no-fatbin --chunk-size 12 > /dev/null
+// RUN: FileCheck %s --check-prefix=C12 --input-file=%t.12/kda.cu
+// C12-NOT: RegisterState
+// C12-NOT: updateState

@@ -154,6 +154,10 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
     Option<"valueTile", "value-tile", "int64_t", "32",
            "Value columns a thread block owns">,
     Option<"threads", "threads", "int64_t", "256", "Threads a block">,
+    Option<"prepValueTile", "prep-value-tile", "int64_t", "0",
+           "Value columns the prep kernel's value-side ops take at a time "
+           "(a multiple of value-tile dividing dv); 0: the widest whose plan "
+           "needs no more shared memory than the value tile's">,
     Option<"prefetch", "prefetch", "int64_t", "0",
            "1: fetch the next chunk's input rows into L2 during a chunk">,
     Option<"decodeBlocks", "decode-blocks", "int64_t", "-1",

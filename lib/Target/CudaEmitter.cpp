@@ -37,6 +37,7 @@ struct CudaSchedule {
   int64_t decodeBlocks = 0; // decode's launch bound, blocks an SM (0: none)
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
+  int64_t prepValueTile = 0; // split kernels: the prep's value-side columns
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
   int64_t workspaceHalfLeanBytes = 0; // without raw input rows (0: none)
@@ -63,6 +64,7 @@ struct CudaSchedule {
     decodeBlocks = get("decode_blocks");
     workspaceFloats = get("workspace_floats");
     prepSharedBytes = get("prep_shared_bytes");
+    prepValueTile = get("prep_value_tile");
     stageFloats = get("stage_floats");
     workspaceHalfBytes = get("workspace_half_bytes");
     workspaceHalfLeanBytes = get("workspace_half_lean_bytes");
@@ -72,6 +74,13 @@ struct CudaSchedule {
     bf16Products = products && products.getValue() == "bf16";
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
+      return false;
+    }
+    if (!prepValueTile)
+      prepValueTile = valueTile;
+    if (prepValueTile % valueTile || dv % prepValueTile) {
+      error = "the prep value tile must be a multiple of the value tile "
+              "dividing dv";
       return false;
     }
     if (!stateStride)
@@ -120,6 +129,7 @@ public:
     out.prefillSharedBytes = s.sharedBytes;
     out.decodeSharedBytes = decodeSchedule.sharedBytes;
     out.prepSharedBytes = s.prepSharedBytes;
+    out.prepValueTile = s.prepValueTile;
     out.workspaceBytesPerChunk = s.workspaceFloats * 4;
     out.workspaceHalfBytesPerChunk = s.workspaceHalfBytes;
     out.workspaceHalfLeanBytesPerChunk = s.workspaceHalfLeanBytes;
@@ -429,7 +439,7 @@ private:
       os << indent << "for (int c = 0; c < " << rowValueCount(axis)
          << "; ++c) {\n"
          << indent << "  const int64_t d = threadIdx.x % 32 + 32 * c;\n"
-         << indent << "  if (d >= v0 && d < v0 + BV)\n"
+         << indent << "  if (d >= v0 && d < v0 + " << valueCols() << ")\n"
          << indent << "    dst[d - v0] = " << x << ";\n"
          << indent << "}\n";
       break;
@@ -448,7 +458,13 @@ private:
   // Device code
   //===--------------------------------------------------------------------===//
 
-  TileExtents extents() const { return {C, m, s.dk, s.valueTile}; }
+  /// The value columns of the kernel being written: a block's value tile,
+  /// or the prep kernel's loop step over the value side.
+  int64_t valueColumns() const {
+    return writingPrep ? s.prepValueTile : s.valueTile;
+  }
+  std::string valueCols() const { return writingPrep ? "PBV" : "BV"; }
+  TileExtents extents() const { return {C, m, s.dk, valueColumns()}; }
   std::string rowsDescriptor(ArrayRef<int64_t> slots) const {
     std::string text = "{" + std::to_string(C * static_cast<int64_t>(
                                                     slots.empty() ? m
@@ -948,7 +964,7 @@ private:
     std::string at, here;
     int64_t count = rows * cols;
     if (type.getCols() == Axis::value) {
-      at = "w[(e / BV) * DV + v0 + e % BV]";
+      at = "w[(e / " + valueCols() + ") * DV + v0 + e % " + valueCols() + "]";
       here = t + "[e]";
     } else {
       int64_t first = lastRowOnly(op) ? (rows - 1) * cols : 0;
@@ -1564,7 +1580,7 @@ private:
       ks << "    int64_t v0 = 0;\n";
       for (bool perValueTile : {false, true}) {
         if (perValueTile)
-          ks << "  for (v0 = 0; v0 < DV; v0 += BV) {\n";
+          ks << "  for (v0 = 0; v0 < DV; v0 += PBV) {\n";
         for (Operation &op : body) {
           if ((phase(op) != "prep" && phase(op) != "both") ||
               op.hasAttr("rec.per_value_tile") != perValueTile)
@@ -1666,7 +1682,9 @@ private:
     split = chunkedOp->hasAttr("rec.split_scan") && s.workspaceFloats > 0;
     std::string kernelText = bodyText(body, split ? "scan" : "all");
     size_t prepBegin = profiledOps.size();
+    writingPrep = true;
     std::string prepText = split ? bodyText(body, "prep") : std::string();
+    writingPrep = false;
     if (!unsupported.empty()) {
       error = "the CUDA emitter has no code for '" + unsupported + "'";
       return false;
@@ -1689,7 +1707,9 @@ private:
        << "namespace {\n\n"
        << "using Params = rkc_" << name << "_kernel_params;\n\n"
        << "constexpr int DK = " << s.dk << ", DV = " << s.dv
-       << ", BV = " << s.valueTile << "; // value columns a block\n"
+       << ", BV = " << s.valueTile << ", PBV = " << s.prepValueTile
+       << "; // value columns a block, and the prep's value-side ones at a "
+          "time\n"
        << "constexpr int SLD = " << s.stateStride
        << "; // floats between rows of the state slice S in shared memory\n"
        << "[[maybe_unused]] constexpr int C = " << C << ", M = " << m
@@ -2497,6 +2517,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   std::vector<std::string> profiledOps; // chunk ops, in kernel order
   bool split = false; // prep and scan kernels (--rec-split-scan)
   std::string emitting; // the kernel bodyText is writing: all, prep or scan
+  bool writingPrep = false; // the prep kernel's body (its value columns: PBV)
   std::string unsupported; // a chunk op the emitter cannot print
   // Sums folded into the product before them (planFusedSums), per kernel:
   // the product -> its sum, and the sums (and yields) not printed at all.

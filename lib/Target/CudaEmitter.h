@@ -28,6 +28,7 @@ struct CudaKernels {
   /// With --rec-split-scan: the prep kernel's shared memory, and the
   /// workspace a (chunk, value head) hands to the scan (0 otherwise).
   int64_t prepSharedBytes = 0, workspaceBytesPerChunk = 0;
+  int64_t prepValueTile = 0; // its value-side columns at a time (split kernels)
   int64_t workspaceHalfBytesPerChunk = 0; // for 16-bit outputs
   /// The same when the scan stages its raw input rows from the inputs (a
   /// launcher's choice by the inputs' layout; 0: no such rows).

@@ -136,6 +136,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   int64_t stagedFloats = 0;
   /// The floats between rows of the state slice in shared memory.
   int64_t stateStride = 0;
+  /// The value columns of the prep kernel's value-side tiles.
+  int64_t prepCols = 0;
   /// The kernels for 16-bit outputs keep in bf16 the crossing values that
   /// only products and sums of the scan read (`rec.half`): their bytes a
   /// (chunk, value head) of workspace and a staging buffer.
@@ -187,7 +189,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                   size_t loopBegin = SIZE_MAX, bool prepKernel = false,
                   bool shiftedViews = false) {
     int64_t chunk = chunked.getChunkSize(), m = chunked.getSubstepsPerToken();
-    TileExtents extents{chunk, m, dk, valueTile};
+    const int64_t valueCols = prepKernel ? prepCols : valueTile;
+    TileExtents extents{chunk, m, dk, valueCols};
     llvm::DenseMap<Value, size_t> lastUse, index;
     for (auto [i, op] : llvm::enumerate(ops))
       for (Value r : op->getResults())
@@ -239,7 +242,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     int64_t smallZone = 0;
     for (Operation *op : ops)
       for (Value r : op->getResults()) {
-        int64_t size = TileExtents{chunk, m, dk, valueTile}.elements(
+        int64_t size = extents.elements(
             cast<TileType>(r.getType()));
         if (size < kSmallTile)
           smallZone += (size + 3) / 4 * 4;
@@ -451,7 +454,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       for (Operation *op : written)
         op->moveBefore(&body, body.end());
       collect();
-      prepFloats = planPrep();
+      prepFloats = choosePrepCols(planPrep);
     };
     auto floats = [&](Value v) {
       return extentsOf(chunked, valueTile)
@@ -484,7 +487,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     for (Operation *op : best)
       op->moveBefore(&body, body.end());
     collect();
-    prepFloats = planPrep();
+    prepFloats = choosePrepCols(planPrep);
     bool moved = best != written;
     markHalf(chunked);
     // The scan stages what crosses in two buffers (this chunk's, and the
@@ -514,6 +517,30 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       restore();
     return planOps(scan, stateFloats, "rec.smem_offset", chunked,
                    [&](Operation *op) { return phase(op) != "prep"; });
+  }
+
+  /// Sets the prep kernel's value columns (`prepCols`) and returns its plan's
+  /// floats, `plan` planning it: the option where given, else the widest
+  /// multiple of the value tile dividing dv whose plan needs no more than
+  /// the value tile's. A wider loop step means fewer passes of value row
+  /// loads, each a round trip to memory with the whole block waiting, and
+  /// products of more columns over the block's idle warps.
+  int64_t choosePrepCols(llvm::function_ref<int64_t()> plan) {
+    prepCols = valueTile;
+    int64_t floats = plan();
+    if (prepValueTile) {
+      prepCols = prepValueTile;
+      return plan();
+    }
+    for (int64_t cols = dv; cols > valueTile; cols -= valueTile) {
+      if (dv % cols || cols % valueTile)
+        continue;
+      prepCols = cols;
+      if (int64_t wide = plan(); wide <= floats)
+        return wide;
+    }
+    prepCols = valueTile;
+    return plan();
   }
 
   /// The extents of `chunked`'s tiles with `valueCols` columns on the value
@@ -708,6 +735,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepSharedBytes)
       extra.push_back(b.getNamedAttr(
           "prep_shared_bytes", b.getI64IntegerAttr(prepSharedBytes)));
+    if (prepSharedBytes && prepCols != valueTile)
+      extra.push_back(b.getNamedAttr("prep_value_tile",
+                                     b.getI64IntegerAttr(prepCols)));
     if (products != "tf32") // named only when not the default
       extra.push_back(
           b.getNamedAttr("products", b.getStringAttr(products.getValue())));
@@ -745,6 +775,11 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       return fail("threads (" + Twine(threads) +
                   ") must be a multiple of the value tile (" +
                   Twine(valueTile) + ")");
+    if (prepValueTile < 0 ||
+        (prepValueTile && (prepValueTile % valueTile || dv % prepValueTile)))
+      return fail("the prep value tile (" + Twine(prepValueTile) +
+                  ") must be 0 or a multiple of the value tile (" +
+                  Twine(valueTile) + ") dividing dv = " + Twine(dv));
     if (prefetch != 0 && prefetch != 1)
       return fail("prefetch (" + Twine(prefetch) + ") must be 0 or 1");
     if (decodeBlocks < -1 || decodeBlocks * threads > 2048)
@@ -770,6 +805,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         }
         int64_t prepFloats = 0;
         stagedFloats = 0;
+        prepCols = valueTile;
         int64_t bytes = planChunkBody(chunked, prepFloats) * 4;
         if (std::max(bytes, prepFloats * 4) > maxSharedBytes) {
           bytes = std::max(bytes, prepFloats * 4);

@@ -166,12 +166,14 @@
 // inclusive gets the zero row before it, the exclusive nothing to compute.
 // CHECK: // (the inclusive sum's rows shifted down by one, its zero row first)
 // CHECK: rec.chunk.gram
-// Value-side ops run once per value tile, after the key-side ones; each
-// writes its columns of the full row. A product only the scan reads is
-// stored into the workspace as it is computed (no tile, no copy).
-// CHECK: for (v0 = 0; v0 < DV; v0 += BV) {
+// Value-side ops run once per prep value tile (PBV: here all of dv = 64,
+// whose plan needs no more shared memory than the value tile's), after the
+// key-side ones; each writes its columns of the full row. A product only the
+// scan reads is stored into the workspace as it is computed (no tile, no
+// copy).
+// CHECK: for (v0 = 0; v0 < DV; v0 += PBV) {
 // CHECK: // kept for the scan, stored there by the product
-// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile{{[0-9]+}}, tile{{[0-9]+}}, 16, 16, 32, false, reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? {{[0-9]+}} : {{[0-9]+}})) + v0, 0, 0, static_cast<const float *>(nullptr), DV);
+// CHECK-NEXT: rkc::tile::matmul<TensorCores, 16>(tile{{[0-9]+}}, tile{{[0-9]+}}, 16, 16, 64, false, reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? {{[0-9]+}} : {{[0-9]+}})) + v0, 0, 0, static_cast<const float *>(nullptr), DV);
 // CHECK-NOT: rec.chunk.decay_state
 // CHECK: #ifndef RKC_PREP_BLOCKS
 // CHECK: extern "C" __global__ void __launch_bounds__(THREADS, RKC_PREP_BLOCKS)

@@ -14,6 +14,8 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 // RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SINK
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 products=bf16" | FileCheck %s --check-prefix=PREP
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-value-tile=32" | FileCheck %s --check-prefix=PREPTILE
+// RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-value-tile=48" 2>&1 | FileCheck %s --check-prefix=PREPTILEBAD
 
 // An elementwise op takes the place of the operand it maps when it reads it
 // last (each thread reads and writes back the same element): the decayed
@@ -36,7 +38,7 @@
 // products only the scan reads are stored into the workspace (no place
 // either), and the tiles are placed where they fit tightest: 62208 bytes, not
 // 98304, so that three prep blocks fit an SM (228 KB).
-// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 62208
+// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 62208 : i64, prep_value_tile = 128 : i64
 // PREP: rec.chunk.cumsum %[[G:[0-9]+]] {{{.*}}rec.prep_smem_offset = [[#INCL:]] : i64{{.*}}rec.zero_row_before}
 // PREP-NEXT: rec.chunk.cumsum %[[G]] {exclusive, rec.phase = "prep", rec.prep_smem_offset = [[#INCL-128]] : i64, rec.shifted_view}
 // PREP: rec.chunk.matmul {{.*}}rec.to_scan = "all", rec.to_workspace
@@ -79,3 +81,9 @@
 // BF16: rec.chunked {{.*}}rec.schedule = {{{.*}}products = "bf16"
 // OUTPHASE: error: rec-schedule: the out phase (rec-split-scan out-phase) has no kernels to schedule
 // THREADSTILE: error: rec-schedule: threads (64) must be a multiple of the value tile (128)
+
+// The prep value tile where given: the value tile's own (no attribute).
+// PREPTILE: rec.chunked chunk_size(32)
+// PREPTILE-NOT: prep_value_tile
+// PREPTILE-SAME: value_tile = 32 : i64
+// PREPTILEBAD: error: rec-schedule: the prep value tile (48) must be 0 or a multiple of the value tile (32) dividing dv = 128

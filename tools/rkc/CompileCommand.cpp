@@ -90,6 +90,12 @@ cl::opt<int64_t> valueTile("value-tile", cl::sub(compileCommand),
 cl::opt<int64_t> threads("threads", cl::sub(compileCommand), cl::init(256),
                          cl::desc("Threads per block"),
                          cl::cat(compileCategory));
+cl::opt<int64_t> prepValueTile(
+    "prep-value-tile", cl::sub(compileCommand), cl::init(0),
+    cl::desc("Value columns the prep kernel's value-side ops take at a time, "
+             "a multiple of the value tile dividing dv (default 0: the widest "
+             "needing no more shared memory than the value tile)"),
+    cl::cat(compileCategory));
 cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch the next chunk's input rows "
                                    "into L2 while a chunk runs"),
@@ -219,6 +225,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.valueTile = request.valueTile;
   schedule.threads = request.threads;
   schedule.prefetch = request.prefetch;
+  schedule.prepValueTile = request.prepValueTile;
   schedule.decodeBlocks = request.decodeBlocks;
   schedule.products = request.products;
   std::vector<int64_t> candidates = {64, 32, 16, 8};
@@ -405,7 +412,9 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << kernels.decodeSharedBytes << " B a block"
       << (kernels.prepSharedBytes
               ? ", prep " + std::to_string(kernels.prepSharedBytes) +
-                    " B; workspace " +
+                    " B (value side " +
+                    std::to_string(kernels.prepValueTile) +
+                    " columns at a time); workspace " +
                     std::to_string(kernels.workspaceBytesPerChunk) + " B (" +
                     std::to_string(kernels.workspaceHalfBytesPerChunk) +
                     " B for 16-bit outputs" +
@@ -728,6 +737,7 @@ int runCompile() {
   request.valueTile = valueTile;
   request.threads = threads;
   request.prefetch = prefetch;
+  request.prepValueTile = prepValueTile;
   request.decodeBlocks = decodeBlocks;
   request.products = products;
   request.splitScan = splitScan;

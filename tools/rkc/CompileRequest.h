@@ -23,6 +23,9 @@ struct CompileRequest {
   int64_t chunkSize = 0; // 0: the largest of 64, 32, 16, 8 that fits
   int64_t valueTile = 32, threads = 256;
   int64_t prefetch = 0; // 1: prefetch the next chunk's input rows into L2
+  // The prep kernel's value columns at a time (0: the widest that needs no
+  // more shared memory than the value tile). Not a knob of `rkc tune`.
+  int64_t prepValueTile = 0;
   // Blocks an SM the decode kernel's registers leave room for: 0 lets ptxas
   // choose, -1 as many as 48 registers a thread allow. Not a knob of
   // `rkc tune`, which times prefill.

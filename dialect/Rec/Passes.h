@@ -26,6 +26,9 @@ struct LoweringOptions {
   /// With splitScan: what only the output needs runs after the scan, every
   /// chunk at once (out-phase).
   bool outPhase = false;
+  /// A X + A Y as A (X + Y) in chunk bodies (--rec-factor-products): fewer
+  /// products, one bf16 rounding of X + Y where bf16 products round X and Y.
+  bool factorProducts = false;
 };
 
 /// normalize, interleave, chunk.

@@ -56,6 +56,23 @@ def RecChunk : Pass<"rec-chunk", "::mlir::ModuleOp"> {
   let dependentDialects = ["::rkc::rec::RecDialect"];
 }
 
+def RecFactorProducts : Pass<"rec-factor-products", "::mlir::ModuleOp"> {
+  let summary = "Sum the right operands of products that share their left one";
+  let description = [{
+    In a `rec.chunked` body, a sum (a tree of `rec.chunk.add`) of products
+    read by nothing else that share their left operand (and whether it is
+    transposed) becomes one product of the sum of their right operands:
+    A X + A Y → A (X + Y). The new sum gathers the right operands' own
+    sums, the terms independent of the entering state first, so that their
+    partial sum is a state-free value (after --rec-split-scan, one prep
+    value). For a delta factor, the output's A_qk U' + A_qk V and the state
+    update's K̃ᵀ U' + K̃ᵀ V each become one product of U' + V, where
+    U' + V = W S + (U + V): half the multiplications, and the value rows no
+    longer reach the scan.
+  }];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
 def RecDecode : Pass<"rec-decode", "::mlir::ModuleOp"> {
   let summary = "Lower sub-steps to a one-token state update for decoding";
   let description = [{

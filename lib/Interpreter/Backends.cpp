@@ -46,6 +46,7 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   lowering.splitScan = backend.splitScan || backend.segments > 1;
   lowering.keepRows = backend.keepRows;
   lowering.outPhase = backend.outPhase;
+  lowering.factorProducts = backend.factorProducts;
   for (auto &[name, value] : options.params)
     lowering.params.push_back(name + "=" + std::to_string(value));
   if (backend.halfWorkspace && (backend.backend != "chunked" ||

@@ -34,6 +34,9 @@ struct BackendOptions {
   /// chunked: round both operands of every Gram and product to bf16, as
   /// bf16 tensor cores would take them (float32 sums).
   bool bf16Products = false;
+  /// chunked: products that share their left operand as one product of a
+  /// sum (--rec-factor-products).
+  bool factorProducts = false;
 };
 
 /// Lowers a copy of `spec` as the backend needs and runs it. All backends

@@ -757,12 +757,17 @@ private:
                  << rowDecay(decay) << ", SLD";
             else if (sum == sumIntoState)
               os << ", SLD";
+            else if (noBarrier.contains(mm))
+              os << ", 0, rkc::tile::RowDecay{}, 0, /*barrier=*/false";
           } else if (rhsIsState) {
             os << ", " << lda << ", SLD";
           } else if (lda) {
             os << ", " << lda;
           }
           os << ");\n";
+          if (noBarrier.contains(mm))
+            os << "    // (no barrier: the state update next reads nothing "
+                  "this wrote, nor writes what it read)\n";
         })
         .Case([&](ChunkOutputOp out) {
           auto t = cast<TileType>(out.getOutput().getType());
@@ -939,6 +944,19 @@ private:
       if (!readsState && !isa<BlockArgument>(x) && !decayedAddend.count(first))
         noBarrier.insert(second);
     }
+    // The same for an output product of its own (not one of a pair).
+    llvm::DenseSet<Operation *> paired;
+    for (auto [second, first] : firstOfPair) {
+      paired.insert(second);
+      paired.insert(first.getOperation());
+    }
+    for (auto [product, sum] : sumOfProduct)
+      if (!paired.contains(product) && outputRows.contains(sum.getResult()) &&
+          nextPrinted(product) == update &&
+          !llvm::is_contained(product->getOperands(), state) &&
+          !isa<BlockArgument>(otherAddend(sum, product->getResult(0))) &&
+          !decayedAddend.count(product))
+        noBarrier.insert(product);
     lastUpdateUnfenced = registerState && update && s.stageFloats &&
                          emitting == "scan" && !nextPrinted(update);
   }

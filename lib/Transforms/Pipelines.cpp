@@ -22,6 +22,8 @@ void buildLowerChunkedPipeline(OpPassManager &pm,
   RecChunkOptions chunk;
   chunk.chunkSize = options.chunkSize;
   pm.addPass(createRecChunk(chunk));
+  if (options.factorProducts)
+    pm.addPass(createRecFactorProducts());
   if (options.stateTransfer)
     pm.addPass(createRecStateTransfer());
   if (options.splitScan) {
@@ -59,6 +61,11 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("With split-scan: rows the scan reads cross from the "
                      "prep"),
       llvm::cl::init(false)};
+  Option<bool> factorProducts{
+      *this, "factor-products",
+      llvm::cl::desc("Products that share their left operand as one "
+                     "product of a sum (--rec-factor-products)"),
+      llvm::cl::init(false)};
   Option<bool> outPhase{
       *this, "out-phase",
       llvm::cl::desc("With split-scan: what only the output needs runs after "
@@ -73,6 +80,7 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
     options.splitScan = splitScan;
     options.keepRows = keepRows;
     options.outPhase = outPhase;
+    options.factorProducts = factorProducts;
     return options;
   }
 };

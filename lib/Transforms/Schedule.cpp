@@ -164,7 +164,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         return (phase && phase.getValue() != "scan") ||
                isa<ChunkMatmulOp, ChunkAddOp>(use.getOwner());
       });
-      if (linear && tiles.cols(tile) % 8 == 0 && tiles.elements(tile) % 8 == 0 &&
+      if (linear && !isa<ChunkAddOp>(op) && tiles.cols(tile) % 8 == 0 && tiles.elements(tile) % 8 == 0 &&
           rows.cols(tile) % 8 == 0)
         op.setAttr("rec.half", builder.getUnitAttr());
     }

@@ -6,6 +6,8 @@
 // in shared memory.
 // RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin > /dev/null
 // RUN: FileCheck %s --input-file=%t/kda.cu
+// RUN: rm -rf %t.f && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.f --no-fatbin --factor-products 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=FACTORED --input-file=%t.f/kda.cu
 // CHECK-LABEL: void prefill(const Params &p)
 // CHECK: rkc::tile::RegisterState<BV / 8> sreg;
 // CHECK-NEXT: __nv_bfloat16 *const S16 = reinterpret_cast<__nv_bfloat16 *>(smem);
@@ -55,3 +57,14 @@
 // RUN: FileCheck %s --check-prefix=C12 --input-file=%t.12/kda.cu
 // C12-NOT: RegisterState
 // C12-NOT: updateState
+
+// With --factor-products the output is one product of A_qk and U' + V,
+// stored to o with no barrier before the state update (it writes only o and
+// reads no S), and the update is one product into the registers.
+// FACTORED-LABEL: void prefill(const Params &p)
+// FACTORED: rkc::tile::matmulSharedRight<TensorCores, 128>
+// FACTORED: rkc::tile::matmul<TensorCores, 32>({{.*}}OutputRows{p, row, t0, eos, hv, v0}{{.*}}/*barrier=*/false);
+// FACTORED-NEXT: // (no barrier: the state update next reads nothing this wrote, nor writes what it read)
+// FACTORED: rkc::tile::updateStateOne<32>(sreg,
+// FACTORED-NOT: matmulPair
+// FACTORED-LABEL: void prep(const Params &p)

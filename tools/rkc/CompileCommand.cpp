@@ -96,6 +96,12 @@ cl::opt<int64_t> prepValueTile(
              "a multiple of the value tile dividing dv (default 0: the widest "
              "needing no more shared memory than the value tile)"),
     cl::cat(compileCategory));
+cl::opt<int64_t> factorProducts(
+    "factor-products", cl::sub(compileCommand), cl::init(0),
+    cl::desc("1: products that share their left operand become one product "
+             "of the sum of their right operands (fewer products; with bf16 "
+             "products the sum is rounded once, where the terms were)"),
+    cl::cat(compileCategory));
 cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch the next chunk's input rows "
                                    "into L2 while a chunk runs"),
@@ -219,6 +225,11 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
             ") must be 0 or 1";
     return false;
   }
+  if (request.factorProducts != 0 && request.factorProducts != 1) {
+    error = "factor-products (" + std::to_string(request.factorProducts) +
+            ") must be 0 or 1";
+    return false;
+  }
   rec::RecScheduleOptions schedule;
   schedule.dk = request.dk;
   schedule.dv = request.dv;
@@ -242,6 +253,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     lowering.chunkSize = candidate;
     lowering.params = request.params;
     lowering.splitScan = request.splitScan != 0;
+    lowering.factorProducts = request.factorProducts != 0;
     // The scan kernel then loads no input rows: what it reads crosses
     // through the workspace and is staged while the previous chunk runs.
     lowering.keepRows = lowering.splitScan;
@@ -403,6 +415,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << "  schedule  dk=" << request.dk << " dv=" << request.dv
       << " chunk=" << chosen << " tokens value-tile=" << request.valueTile
       << " threads=" << request.threads << " prefetch=" << request.prefetch
+      << (request.factorProducts ? " factor-products=1" : "")
       << " decode-blocks="
       << (request.decodeBlocks < 0 ? std::string("auto")
                                    : std::to_string(request.decodeBlocks))
@@ -738,6 +751,7 @@ int runCompile() {
   request.threads = threads;
   request.prefetch = prefetch;
   request.prepValueTile = prepValueTile;
+  request.factorProducts = factorProducts;
   request.decodeBlocks = decodeBlocks;
   request.products = products;
   request.splitScan = splitScan;

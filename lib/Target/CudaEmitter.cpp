@@ -1948,8 +1948,17 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "#endif\n"
        << kernelText << profilePrinter("rkc-profile", 0, prepBegin)
        << kernelEpilogue() << "}\n\n";
+    // The scan's launch bound: the blocks an SM its shared memory allows
+    // (at most 2), so that ptxas does not trade registers (and spill) for
+    // an occupancy that shared memory rules out: KDA's scan spilled at 64
+    // registers under a bare bound, where one block an SM fits.
+    os << "// The prefill kernel's registers: as many blocks an SM as its shared "
+          "memory allows (at most 2).\n"
+       << blocksMacro("RKC_PREFILL_BLOCKS", s.sharedBytes,
+                      std::min<int64_t>(2, 2048 / s.threads));
     for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
-      os << "extern \"C\" __global__ void __launch_bounds__(THREADS)\nrkc_"
+      os << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
+            "RKC_PREFILL_BLOCKS)\nrkc_"
          << name << "_prefill_kernel" << suffix
          << "(const Params p) {\n  prefill<" << tc << ">(p);\n}\n\n";
     if (split) {
@@ -1979,21 +1988,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       // reserved a block), at most 3: the prep kernel waits on latency,
       // which more blocks hide, so its registers must not be what holds
       // fewer blocks. An SM's shared memory depends on the architecture.
-      auto prepBlocks = [&](int64_t smBytes) {
-        return std::max<int64_t>(
-            1, std::min<int64_t>({3, 2048 / s.threads,
-                                  smBytes / (s.prepSharedBytes + 1024)}));
-      };
       os << "// The prep kernel's registers leave room for as many blocks an "
-            "SM as its shared\n// memory does (at most 3): 228 KB an SM on "
-            "sm_90, 164 KB on sm_80 and sm_87,\n// 100 KB on the others.\n"
-         << "#ifndef RKC_PREP_BLOCKS\n"
-         << "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
-         << "#define RKC_PREP_BLOCKS " << prepBlocks(233472) << "\n"
-         << "#elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870\n"
-         << "#define RKC_PREP_BLOCKS " << prepBlocks(167936) << "\n"
-         << "#else\n#define RKC_PREP_BLOCKS " << prepBlocks(102400) << "\n"
-         << "#endif\n#endif\n";
+            "SM as its shared\n// memory does (at most 3).\n"
+         << blocksMacro("RKC_PREP_BLOCKS", s.prepSharedBytes,
+                        std::min<int64_t>(3, 2048 / s.threads));
       for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
         os << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
               "RKC_PREP_BLOCKS)\nrkc_"
@@ -2002,6 +2000,26 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     }
     emitDecodeKernel(os);
     return true;
+  }
+
+  /// `#define name` (unless defined) to the blocks an SM whose shared memory
+  /// holds blocks of `bytes` (1 KB of an SM's reserved a block), from 1 to
+  /// `cap`: 228 KB an SM on sm_90, 164 KB on sm_80 and sm_87, 100 KB on the
+  /// others.
+  std::string blocksMacro(StringRef name, int64_t bytes, int64_t cap) const {
+    auto blocks = [&](int64_t smBytes) {
+      return std::max<int64_t>(1, std::min(cap, smBytes / (bytes + 1024)));
+    };
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "#ifndef " << name << "\n"
+       << "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
+       << "#define " << name << " " << blocks(233472) << "\n"
+       << "#elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870\n"
+       << "#define " << name << " " << blocks(167936) << "\n"
+       << "#else\n#define " << name << " " << blocks(102400) << "\n"
+       << "#endif\n#endif\n";
+    return text;
   }
 
   /// With -DRKC_PROFILE_OPS, block (0, 0, 0) prints the cycles of each op

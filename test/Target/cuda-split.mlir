@@ -2,10 +2,10 @@
 // chunk at once and writes what the scan reads to a per-chunk workspace; the
 // prefill kernel is the scan, which reads those values back where their ops
 // stood; the launcher allocates the workspace on the stream.
-// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin --dk 64 --dv 64 --chunk-size 16 --split-scan 1 --factor-products 0 > /dev/null
+// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin --dk 64 --dv 64 --chunk-size 16 --split-scan 1 > /dev/null
 // RUN: FileCheck %s --input-file=%t/kda.cu
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
-// RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 --chunk-size 64 --factor-products 0 > /dev/null
+// RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 --chunk-size 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=UNSTAGED --input-file=%t.gdn/gdn.cu
 // RUN: rm -rf %t.gdn32 && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn32 --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=GDNCHUNK
 // RUN: FileCheck %s --check-prefix=GDNSTAGED --input-file=%t.gdn32/gdn.cu
@@ -253,7 +253,7 @@
 // Raw rows of a tile that keeps some sub-step slots, or of an input with
 // rows a sub-step: row i of the tile is token i / (slots it keeps), and the
 // input's row within the token is the slot's (sub-step inputs) or 0.
-// RUN: rkc compile %rkc_src/examples/specs/deltaproduct.mlir -o %t.dp --no-fatbin --factor-products 0 > /dev/null
+// RUN: rkc compile %rkc_src/examples/specs/deltaproduct.mlir -o %t.dp --no-fatbin > /dev/null
 // RUN: FileCheck %s --check-prefix=DPRAW --input-file=%t.dp/deltaproduct.cu
 // DPRAW: if (TensorCores && p.rows_from_inputs) { // input "v" as it is
 // DPRAW: const int64_t t = t0 + i / 2;

@@ -3,11 +3,10 @@
 // slice lives in registers, warp w holding rows 16w..16w+15 as mma
 // accumulators; products read its bf16 shadow, which the state update
 // writes after accumulating into the registers. The float32 kernel keeps it
-// in shared memory. (The first run builds KDA's update as a pair of
-// products, --factor-products 0; the default's single product is below.)
-// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin --factor-products 0 > /dev/null
+// in shared memory.
+// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin > /dev/null
 // RUN: FileCheck %s --input-file=%t/kda.cu
-// RUN: rm -rf %t.f && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.f --no-fatbin > /dev/null
+// RUN: rm -rf %t.f && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.f --no-fatbin --factor-products 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=FACTORED --input-file=%t.f/kda.cu
 // CHECK-LABEL: void prefill(const Params &p)
 // CHECK: rkc::tile::RegisterState<BV / 8> sreg;
@@ -36,22 +35,14 @@
 // CHECK-LABEL: rkc_kda_prefill_kernel(
 
 // Without a gate (DeltaNet) the state update still adds S itself as the
-// product stores: one pass, S = A B + S (A1 B1 + A2 B2 + S unfactored), no
-// sum tile.
+// products store: one pass, S = A1 B1 + A2 B2 + S, no sum tile.
 // RUN: rm -rf %t.dn && rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn --no-fatbin > /dev/null
 // RUN: FileCheck %s --check-prefix=DN --input-file=%t.dn/deltanet.cu
-// RUN: rm -rf %t.dn0 && rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn0 --no-fatbin --factor-products 0 > /dev/null
-// RUN: FileCheck %s --check-prefix=DN0 --input-file=%t.dn0/deltanet.cu
 // DN-LABEL: void prefill(const Params &p)
-// DN: rkc::tile::updateStateOne<32>(sreg, {{.*}}, DK, rkc::tile::RowDecay{}, S16, SLD, /*barrier=*/false);
-// DN: rkc::tile::matmul<TensorCores, 32>({{.*}}, true, S, {{.*}}, S, SLD, rkc::tile::RowDecay{}, SLD);
+// DN: rkc::tile::updateStatePair<32, 32>(sreg, {{.*}}, DK, rkc::tile::RowDecay{}, S16, SLD, /*barrier=*/false);
+// DN: rkc::tile::matmulPair<TensorCores, 32, 32>({{.*}}, true, S, SLD, S, rkc::tile::RowDecay{}, SLD);
 // DN-NOT: S[(e / BV) * SLD + e % BV] + tile
 // DN-LABEL: rkc_deltanet_prefill_kernel(
-// DN0-LABEL: void prefill(const Params &p)
-// DN0: rkc::tile::updateStatePair<32, 32>(sreg, {{.*}}, DK, rkc::tile::RowDecay{}, S16, SLD, /*barrier=*/false);
-// DN0: rkc::tile::matmulPair<TensorCores, 32, 32>({{.*}}, true, S, SLD, S, rkc::tile::RowDecay{}, SLD);
-// DN0-NOT: S[(e / BV) * SLD + e % BV] + tile
-// DN0-LABEL: rkc_deltanet_prefill_kernel(
 
 // With TF32 products (float32 operands) the state stays in shared memory.
 // RUN: rm -rf %t.tf && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.tf --no-fatbin --products tf32 > /dev/null
@@ -67,7 +58,7 @@
 // C12-NOT: RegisterState
 // C12-NOT: updateState
 
-// By default (--factor-products 1) the output is one product of A_qk and U' + V,
+// With --factor-products the output is one product of A_qk and U' + V,
 // stored to o with no barrier before the state update (it writes only o and
 // reads no S), and the update is one product into the registers.
 // FACTORED-LABEL: void prefill(const Params &p)

@@ -97,11 +97,10 @@ cl::opt<int64_t> prepValueTile(
              "needing no more shared memory than the value tile)"),
     cl::cat(compileCategory));
 cl::opt<int64_t> factorProducts(
-    "factor-products", cl::sub(compileCommand), cl::init(1),
-    cl::desc("1 (the default): products that share their left operand "
-             "become one product of the sum of their right operands (fewer "
-             "products; with bf16 products the sum is rounded once, where "
-             "the terms were); 0: each product of its own"),
+    "factor-products", cl::sub(compileCommand), cl::init(0),
+    cl::desc("1: products that share their left operand become one product "
+             "of the sum of their right operands (fewer products; with bf16 "
+             "products the sum is rounded once, where the terms were)"),
     cl::cat(compileCategory));
 cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch the next chunk's input rows "
@@ -416,7 +415,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << "  schedule  dk=" << request.dk << " dv=" << request.dv
       << " chunk=" << chosen << " tokens value-tile=" << request.valueTile
       << " threads=" << request.threads << " prefetch=" << request.prefetch
-      << (request.factorProducts ? "" : " factor-products=0")
+      << (request.factorProducts ? " factor-products=1" : "")
       << " decode-blocks="
       << (request.decodeBlocks < 0 ? std::string("auto")
                                    : std::to_string(request.decodeBlocks))

@@ -28,8 +28,7 @@ struct CompileRequest {
   int64_t prepValueTile = 0;
   // 1: products that share their left operand become one product of a sum
   // (--rec-factor-products; the sum is rounded to bf16 once as an operand).
-  // Not a knob of `rkc tune`.
-  int64_t factorProducts = 1;
+  int64_t factorProducts = 0;
   // Blocks an SM the decode kernel's registers leave room for: 0 lets ptxas
   // choose, -1 as many as 48 registers a thread allow. Not a knob of
   // `rkc tune`, which times prefill.

@@ -41,6 +41,13 @@
 // RUN: not rkc tune %s --shape T=64,H=2 --db %S/Inputs/bad-tuning.jsonl --dry-run --gpu G --arch sm_90a 2>&1 | FileCheck %s --check-prefix=BADDB
 // RUN: not rkc tune %s --shape T=64,H=2 --db %S/Inputs/missing-field.jsonl --dry-run --gpu G --arch sm_90a 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: env CUDA_VISIBLE_DEVICES= not rkc tune %s --shape T=64,H=2 --db %t.nogpu.jsonl 2>&1 | FileCheck %s --check-prefix=NOGPU
+// Without a GPU but with --gpu and --arch, a run plans like a dry run; with
+// schedules left to measure it stops there, and where the database has
+// them all it writes the winners table (no GPU, no nvcc):
+// RUN: env CUDA_VISIBLE_DEVICES= not rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --db %t.jsonl --gpu TestGPU --arch sm_90a 2>&1 | FileCheck %s --check-prefix=LEFT
+// RUN: rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --db %t.none.jsonl --dry-run --gpu TestGPU --arch sm_90a | sed -n -f %S/Inputs/plan-to-rows.sed | sed -f %t.sed > %t.full.jsonl
+// RUN: env CUDA_VISIBLE_DEVICES= rkc tune %rkc_src/examples/specs/eda.mlir --shape B=1,T=8192,H=32 --db %t.full.jsonl --gpu TestGPU --arch sm_90a --winners %t.full.md 2>&1 | FileCheck %s --check-prefix=OFFLINE
+// RUN: FileCheck %s --check-prefix=OFFLINEMD < %t.full.md
 // RUN: not ls %t.nogpu.jsonl
 // RUN: rkc tune --help | FileCheck %s --check-prefix=HELP
 // RUN: rkc --help | FileCheck %s --check-prefix=TOPHELP
@@ -107,7 +114,17 @@
 // NODB: rkc tune: error: --db is required
 // BADDB: rkc tune: error: {{.*}}bad-tuning.jsonl:3: not JSON:
 // MISSING: rkc tune: error: {{.*}}missing-field.jsonl:2: missing "bucket"
-// NOGPU: rkc tune: error: no CUDA driver/GPU:
+// NOGPU: rkc tune: error: no CUDA driver/GPU: {{.*}}(with --gpu and --arch, a database that has every schedule needs none)
+
+// LEFT: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned by the lowering, 3 in the database
+// LEFT-NEXT: rkc tune: error: no CUDA driver/GPU: {{.*}}; {{[0-9]+}} schedules left to measure
+
+// OFFLINE: plan      0 to compile and measure, 0 pruned by the lowering, 192 in the database
+// (The table on stdout, the last line on stderr: in either order.)
+// OFFLINE-DAG: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1 | 256.{{[0-9]+}} | chunk {{[0-9]+}}, value-tile {{[0-9]+}}, threads 128, {{.*}} | 128.{{[0-9]+}} ({{.*}}) | 2.00x | 108 / 0 / 84 |
+// OFFLINE-DAG: rkc tune: nothing to measure in {{.*}}full.jsonl; wrote {{.*}}full.md
+// OFFLINEMD: Written by `rkc tune` from `{{.*}}full.jsonl`.
+// OFFLINEMD: TestGPU (sm_90a)
 
 // HELP: rkc tune [options] <spec.mlir>
 // HELP: --budget=<N>

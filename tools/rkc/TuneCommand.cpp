@@ -369,6 +369,36 @@ std::string withoutSymbol(const std::string &error, const std::string &sym) {
                                               : error;
 }
 
+/// The winners: this run's configuration on stdout, every configuration of
+/// the database (read again) in the winners file; returns `exitCode`, or 1
+/// where writing fails. `appended`: whether this run added rows.
+int writeWinners(std::vector<Row> &rows, const std::string &hash,
+                 const std::string &gpu, const std::string &arch,
+                 const std::string &version, bool appended, int exitCode) {
+  std::string error;
+  if (!readDatabase(dbPath, rows, error))
+    return fail(error);
+  std::vector<Row> group;
+  for (const Row &row : rows)
+    if (row.specHash == hash && row.gpu == gpu && row.arch == arch &&
+        row.rkcVersion == version && row.shape.dk == dk &&
+        row.shape.dv == dv && row.dtype == "bf16")
+      group.push_back(row);
+  outs() << winnersMarkdown(group, dbPath);
+  std::string winners = winnersPath;
+  if (winners.empty()) {
+    StringRef db = dbPath;
+    winners = (db.ends_with(".jsonl") ? db.drop_back(6) : db).str() +
+              ".winners.md";
+  }
+  if (!writeFile(winners, winnersMarkdown(rows, sys::path::filename(dbPath)),
+                 error))
+    return fail(error);
+  errs() << "rkc tune: " << (appended ? "appended to " : "nothing to measure in ")
+         << dbPath << "; wrote " << winners << "\n";
+  return exitCode;
+}
+
 } // namespace
 
 int runTune() {
@@ -417,19 +447,24 @@ int runTune() {
   SpecPlan plan = SpecPlan::build(spec.recurrence);
   std::string name = plan.name;
 
-  // The GPU names the rows; a dry run needs none.
+  // The GPU names the rows; a dry run needs none, nor does a run whose
+  // database has every schedule already, given --gpu and --arch (it
+  // writes the winners table).
   rkc_device_properties device = {};
   bool haveGpu = false;
   std::string gpuError;
-  if (!dryRun || gpuArg.empty() || archArg.empty()) {
+  const bool named = !gpuArg.empty() && !archArg.empty();
+  if (!dryRun || !named) {
     if (rkc_device_open(0) == RKC_SUCCESS &&
         rkc_device_get_properties(0, &device) == RKC_SUCCESS)
       haveGpu = true;
     else
       gpuError = rkc_last_error();
   }
-  if (!dryRun && !haveGpu)
-    return fail("no CUDA driver/GPU: " + gpuError);
+  if (!dryRun && !haveGpu && !named)
+    return fail("no CUDA driver/GPU: " + gpuError +
+                " (with --gpu and --arch, a database that has every "
+                "schedule needs none)");
   std::string gpu = !gpuArg.empty() ? gpuArg.getValue()
                     : haveGpu      ? std::string(device.name)
                                    : std::string("(none)");
@@ -443,12 +478,6 @@ int runTune() {
                                                           .str();
   if (!StringRef(arch).starts_with("sm_"))
     return fail("--arch must name an sm_ architecture, got '" + arch + "'");
-  std::string nvcc;
-  if (!dryRun) {
-    nvcc = findNvcc(nvccPath);
-    if (nvcc.empty())
-      return fail("nvcc not found (set CUDA_HOME or pass --nvcc)");
-  }
 
   // The default schedule: what a plain `rkc compile` picks.
   CompileRequest base;
@@ -589,6 +618,9 @@ int runTune() {
       out << "\n" << winnersMarkdown(group, dbPath);
     return 0;
   }
+  if (toBuild && !haveGpu)
+    return fail("no CUDA driver/GPU: " + gpuError + "; " +
+                std::to_string(toBuild) + " schedules left to measure");
 
   // Rows are appended as soon as they are known, so that an interrupted
   // run resumes where it stopped.
@@ -621,6 +653,13 @@ int runTune() {
     if (!c.pruned.empty())
       for (size_t s : c.pending)
         record(c, s, "pruned", c.pruned, nullptr);
+  if (!toBuild)
+    return appendErrors ? 1
+                        : writeWinners(rows, hash, gpu, arch, version,
+                                       prunedCount > 0, 0);
+  std::string nvcc = findNvcc(nvccPath);
+  if (nvcc.empty())
+    return fail("nvcc not found (set CUDA_HOME or pass --nvcc)");
 
   // The work folder: one subfolder a candidate.
   std::string work = workDir;
@@ -957,29 +996,7 @@ int runTune() {
   if (appendErrors)
     return 1;
 
-  // The winners: this run's configuration on stdout, every configuration
-  // of the database in the winners file.
-  if (!readDatabase(dbPath, rows, error))
-    return fail(error);
-  std::vector<Row> group;
-  for (const Row &row : rows)
-    if (row.specHash == hash && row.gpu == gpu && row.arch == arch &&
-        row.rkcVersion == version && row.shape.dk == dk &&
-        row.shape.dv == dv && row.dtype == "bf16")
-      group.push_back(row);
-  outs() << winnersMarkdown(group, dbPath);
-  std::string winners = winnersPath;
-  if (winners.empty()) {
-    StringRef db = dbPath;
-    winners = (db.ends_with(".jsonl") ? db.drop_back(6) : db).str() +
-              ".winners.md";
-  }
-  if (!writeFile(winners, winnersMarkdown(rows, sys::path::filename(dbPath)),
-                 error))
-    return fail(error);
-  errs() << "rkc tune: appended to " << dbPath << "; wrote " << winners
-         << "\n";
-  return exitCode;
+  return writeWinners(rows, hash, gpu, arch, version, true, exitCode);
 }
 
 } // namespace rkc::cli

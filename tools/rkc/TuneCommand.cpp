@@ -372,19 +372,30 @@ std::string withoutSymbol(const std::string &error, const std::string &sym) {
 /// The winners: this run's configuration on stdout, every configuration of
 /// the database (read again) in the winners file; returns `exitCode`, or 1
 /// where writing fails. `appended`: whether this run added rows.
-int writeWinners(std::vector<Row> &rows, const std::string &hash,
-                 const std::string &gpu, const std::string &arch,
-                 const std::string &version, bool appended, int exitCode) {
-  std::string error;
-  if (!readDatabase(dbPath, rows, error))
-    return fail(error);
+/// The rows of one configuration: this spec (hash), GPU, architecture,
+/// rkc version, dk, dv and bf16.
+std::vector<Row> configurationRows(const std::vector<Row> &rows,
+                                   const std::string &hash,
+                                   const std::string &gpu,
+                                   const std::string &arch,
+                                   const std::string &version) {
   std::vector<Row> group;
   for (const Row &row : rows)
     if (row.specHash == hash && row.gpu == gpu && row.arch == arch &&
         row.rkcVersion == version && row.shape.dk == dk &&
         row.shape.dv == dv && row.dtype == "bf16")
       group.push_back(row);
-  outs() << winnersMarkdown(group, dbPath);
+  return group;
+}
+
+int writeWinners(std::vector<Row> &rows, const std::string &hash,
+                 const std::string &gpu, const std::string &arch,
+                 const std::string &version, bool appended, int exitCode) {
+  std::string error;
+  if (!readDatabase(dbPath, rows, error))
+    return fail(error);
+  outs() << winnersMarkdown(
+      configurationRows(rows, hash, gpu, arch, version), dbPath);
   std::string winners = winnersPath;
   if (winners.empty()) {
     StringRef db = dbPath;
@@ -608,12 +619,7 @@ int runTune() {
     out << ", " << overBudget << " over --budget";
   out << "\n";
   if (dryRun) {
-    std::vector<Row> group;
-    for (const Row &row : rows)
-      if (row.specHash == hash && row.gpu == gpu && row.arch == arch &&
-          row.rkcVersion == version && row.shape.dk == dk &&
-          row.shape.dv == dv && row.dtype == "bf16")
-        group.push_back(row);
+    std::vector<Row> group = configurationRows(rows, hash, gpu, arch, version);
     if (!group.empty())
       out << "\n" << winnersMarkdown(group, dbPath);
     return 0;

@@ -176,7 +176,8 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
            "(a multiple of value-tile dividing dv); 0: the widest whose plan "
            "needs no more shared memory than the value tile's">,
     Option<"prefetch", "prefetch", "int64_t", "0",
-           "1: fetch the next chunk's input rows into L2 during a chunk">,
+           "1: fetch input rows into L2 ahead of their loads (the next "
+           "chunk's during a chunk, the prep kernel's own at its start)">,
     Option<"decodeBlocks", "decode-blocks", "int64_t", "-1",
            "Blocks an SM the decode kernel's registers leave room for: 0 "
            "lets ptxas choose, -1 as many as 48 registers a thread allow">,

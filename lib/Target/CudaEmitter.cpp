@@ -33,7 +33,7 @@ namespace {
 /// What --rec-schedule decided, read back from the IR.
 struct CudaSchedule {
   int64_t dk = 0, dv = 0, valueTile = 0, threads = 0, sharedBytes = 0;
-  int64_t prefetch = 0; // 1: the next chunk's input rows are fetched to L2
+  int64_t prefetch = 0; // 1: input rows are fetched to L2 ahead of loads
   int64_t decodeBlocks = 0; // decode's launch bound, blocks an SM (0: none)
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's

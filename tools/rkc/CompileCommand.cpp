@@ -103,8 +103,10 @@ cl::opt<int64_t> factorProducts(
              "products the sum is rounded once, where the terms were)"),
     cl::cat(compileCategory));
 cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
-                          cl::desc("1: fetch the next chunk's input rows "
-                                   "into L2 while a chunk runs"),
+                          cl::desc("1: fetch input rows into L2 ahead of "
+                                   "their loads (the next chunk's while a "
+                                   "chunk runs; the prep kernel its own "
+                                   "chunk's at its start)"),
                           cl::cat(compileCategory));
 cl::opt<int64_t> decodeBlocks(
     "decode-blocks", cl::sub(compileCommand), cl::init(-1),

@@ -1725,9 +1725,9 @@ private:
        << "namespace {\n\n"
        << "using Params = rkc_" << name << "_kernel_params;\n\n"
        << "constexpr int DK = " << s.dk << ", DV = " << s.dv
-       << ", BV = " << s.valueTile << ", PBV = " << s.prepValueTile
-       << "; // value columns a block, and the prep's value-side ones at a "
-          "time\n"
+       << ", BV = " << s.valueTile << "; // value columns a block\n"
+       << "[[maybe_unused]] constexpr int PBV = " << s.prepValueTile
+       << "; // the prep kernel's value-side columns at a time\n"
        << "constexpr int SLD = " << s.stateStride
        << "; // floats between rows of the state slice S in shared memory\n"
        << "[[maybe_unused]] constexpr int C = " << C << ", M = " << m
@@ -1948,14 +1948,17 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "#endif\n"
        << kernelText << profilePrinter("rkc-profile", 0, prepBegin)
        << kernelEpilogue() << "}\n\n";
-    // The scan's launch bound: the blocks an SM its shared memory allows
-    // (at most 2), so that ptxas does not trade registers (and spill) for
-    // an occupancy that shared memory rules out: KDA's scan spilled at 64
+    // The scan's launch bound: the blocks an SM its shared memory allows,
+    // at most as many as leave 128 registers a thread (2 of 256 threads, 1
+    // of 512), so that ptxas does not trade registers (and spill) for an
+    // occupancy that shared memory rules out: KDA's scan spilled at 64
     // registers under a bare bound, where one block an SM fits.
     os << "// The prefill kernel's registers: as many blocks an SM as its shared "
-          "memory allows (at most 2).\n"
+          "memory allows,\n// at most as many as leave 128 registers a "
+          "thread.\n"
        << blocksMacro("RKC_PREFILL_BLOCKS", s.sharedBytes,
-                      std::min<int64_t>(2, 2048 / s.threads));
+                      std::max<int64_t>(
+                          1, std::min<int64_t>(2, 65536 / 128 / s.threads)));
     for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
       os << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
             "RKC_PREFILL_BLOCKS)\nrkc_"
@@ -1988,10 +1991,14 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       // reserved a block), at most 3: the prep kernel waits on latency,
       // which more blocks hide, so its registers must not be what holds
       // fewer blocks. An SM's shared memory depends on the architecture.
+      // At most as many as leave 64 registers a thread: 3 blocks of 512
+      // threads would leave 42, and spills.
       os << "// The prep kernel's registers leave room for as many blocks an "
-            "SM as its shared\n// memory does (at most 3).\n"
+            "SM as its shared\n// memory does (at most 3, and at least 64 "
+            "registers a thread).\n"
          << blocksMacro("RKC_PREP_BLOCKS", s.prepSharedBytes,
-                        std::min<int64_t>(3, 2048 / s.threads));
+                        std::max<int64_t>(
+                            1, std::min<int64_t>(3, 65536 / 64 / s.threads)));
       for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
         os << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
               "RKC_PREP_BLOCKS)\nrkc_"

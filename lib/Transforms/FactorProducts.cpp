@@ -113,6 +113,9 @@ private:
       Value product =
           ChunkMatmulOp::create(b, root.getLoc(), products[0].getType(),
                                 key.first, rhs, key.second != 0);
+      // (What later sums of this run read: state-dependent or not.)
+      if (stateful.contains(key.first) || stateful.contains(rhs))
+        stateful.insert(product);
       replaced[products[0].getResult()] = product;
       for (ChunkMatmulOp mm : llvm::drop_begin(products))
         dropped.insert(mm.getResult());
@@ -124,8 +127,12 @@ private:
       if (!dropped.contains(term))
         kept.push_back(replaced.lookup(term) ? replaced.lookup(term) : term);
     Value sum = kept.front();
-    for (Value term : llvm::drop_begin(kept))
+    for (Value term : llvm::drop_begin(kept)) {
+      bool dependent = stateful.contains(sum) || stateful.contains(term);
       sum = ChunkAddOp::create(b, root.getLoc(), root.getType(), sum, term);
+      if (dependent)
+        stateful.insert(sum);
+    }
     root.getResult().replaceAllUsesWith(sum);
     return true;
   }
@@ -152,8 +159,9 @@ private:
       return it->second;
     Value sum = terms.front();
     for (Value term : llvm::drop_begin(terms)) {
+      bool dependent = stateful.contains(sum) || stateful.contains(term);
       sum = ChunkAddOp::create(b, loc, terms.front().getType(), sum, term);
-      if (stateful.contains(term))
+      if (dependent)
         stateful.insert(sum);
     }
     built[key] = sum;

@@ -369,9 +369,6 @@ std::string withoutSymbol(const std::string &error, const std::string &sym) {
                                               : error;
 }
 
-/// The winners: this run's configuration on stdout, every configuration of
-/// the database (read again) in the winners file; returns `exitCode`, or 1
-/// where writing fails. `appended`: whether this run added rows.
 /// The rows of one configuration: this spec (hash), GPU, architecture,
 /// rkc version, dk, dv and bf16.
 std::vector<Row> configurationRows(const std::vector<Row> &rows,
@@ -388,6 +385,9 @@ std::vector<Row> configurationRows(const std::vector<Row> &rows,
   return group;
 }
 
+/// The winners: this run's configuration on stdout, every configuration of
+/// the database (read again) in the winners file; returns `exitCode`, or 1
+/// where writing fails. `appended`: whether this run added rows.
 int writeWinners(std::vector<Row> &rows, const std::string &hash,
                  const std::string &gpu, const std::string &arch,
                  const std::string &version, bool appended, int exitCode) {

@@ -242,6 +242,16 @@
 // BLOCKS-NEXT: #define RKC_PREFILL_BLOCKS 1
 // BLOCKS: extern "C" __global__ void __launch_bounds__(THREADS, RKC_PREFILL_BLOCKS)
 // BLOCKS-NEXT: rkc_kda_prefill_kernel(const Params p) {
+// At 512 threads a block, 1 scan block an SM (128 registers a thread) and
+// 2 prep blocks (64 registers; 3 would leave 42).
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks512 --no-fatbin --threads 512 > /dev/null
+// RUN: FileCheck %s --check-prefix=BLOCKS512 --input-file=%t/blocks512/kda.cu
+// BLOCKS512: #ifndef RKC_PREFILL_BLOCKS
+// BLOCKS512-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// BLOCKS512-NEXT: #define RKC_PREFILL_BLOCKS 1
+// BLOCKS512: #ifndef RKC_PREP_BLOCKS
+// BLOCKS512-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// BLOCKS512-NEXT: #define RKC_PREP_BLOCKS 2
 // BLOCKS: #ifndef RKC_PREP_BLOCKS
 // BLOCKS-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // BLOCKS-NEXT: #define RKC_PREP_BLOCKS 3

@@ -1956,14 +1956,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     os << "// The prefill kernel's registers: as many blocks an SM as its shared "
           "memory allows,\n// at most as many as leave 128 registers a "
           "thread.\n"
-       << blocksMacro("RKC_PREFILL_BLOCKS", s.sharedBytes,
-                      std::max<int64_t>(
-                          1, std::min<int64_t>(2, 65536 / 128 / s.threads)));
-    for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
-      os << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
-            "RKC_PREFILL_BLOCKS)\nrkc_"
-         << name << "_prefill_kernel" << suffix
-         << "(const Params p) {\n  prefill<" << tc << ">(p);\n}\n\n";
+       << blocksMacro("RKC_PREFILL_BLOCKS", s.sharedBytes, 2, 128)
+       << kernelPair("prefill", "RKC_PREFILL_BLOCKS");
     if (split) {
       os << "// The prep kernel (--rec-split-scan): one block per (chunk, "
             "value head, sequence)\n// runs the state-free ops of its chunk "
@@ -1996,14 +1990,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       os << "// The prep kernel's registers leave room for as many blocks an "
             "SM as its shared\n// memory does (at most 3, and at least 64 "
             "registers a thread).\n"
-         << blocksMacro("RKC_PREP_BLOCKS", s.prepSharedBytes,
-                        std::max<int64_t>(
-                            1, std::min<int64_t>(3, 65536 / 64 / s.threads)));
-      for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
-        os << "extern \"C\" __global__ void __launch_bounds__(THREADS, "
-              "RKC_PREP_BLOCKS)\nrkc_"
-           << name << "_prep_kernel" << suffix
-           << "(const Params p) {\n  prep<" << tc << ">(p);\n}\n\n";
+         << blocksMacro("RKC_PREP_BLOCKS", s.prepSharedBytes, 3, 64)
+         << kernelPair("prep", "RKC_PREP_BLOCKS");
     }
     emitDecodeKernel(os);
     return true;
@@ -2011,9 +1999,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   /// `#define name` (unless defined) to the blocks an SM whose shared memory
   /// holds blocks of `bytes` (1 KB of an SM's reserved a block), from 1 to
-  /// `cap`: 228 KB an SM on sm_90, 164 KB on sm_80 and sm_87, 100 KB on the
-  /// others.
-  std::string blocksMacro(StringRef name, int64_t bytes, int64_t cap) const {
+  /// `cap` and to as many as leave `registers` a thread: 228 KB an SM on
+  /// sm_90, 164 KB on sm_80 and sm_87, 100 KB on the others.
+  std::string blocksMacro(StringRef name, int64_t bytes, int64_t cap,
+                          int64_t registers) const {
+    cap = std::max<int64_t>(1, std::min(cap, 65536 / registers / s.threads));
     auto blocks = [&](int64_t smBytes) {
       return std::max<int64_t>(1, std::min(cap, smBytes / (bytes + 1024)));
     };
@@ -2026,6 +2016,18 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "#define " << name << " " << blocks(167936) << "\n"
        << "#else\n#define " << name << " " << blocks(102400) << "\n"
        << "#endif\n#endif\n";
+    return text;
+  }
+
+  /// The kernel's two entry points (float32 and tensor-core products)
+  /// calling `body`, launch-bounded by the blocks `macro` names.
+  std::string kernelPair(StringRef body, StringRef macro) const {
+    std::string text;
+    for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
+      text += ("extern \"C\" __global__ void __launch_bounds__(THREADS, " +
+               macro + ")\nrkc_" + name + "_" + body + "_kernel" + suffix +
+               "(const Params p) {\n  " + body + "<" + tc + ">(p);\n}\n\n")
+                  .str();
     return text;
   }
 

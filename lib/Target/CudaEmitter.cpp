@@ -932,31 +932,22 @@ private:
       if (sum == sumIntoState)
         update = product;
     Value state = body.getArgument(0);
-    for (auto [second, first] : firstOfPair) {
-      ChunkAddOp sum = sumOfProduct.lookup(second);
-      if (!sum || !outputRows.contains(sum.getResult()) ||
-          nextPrinted(second) != update)
+    // An output product (of its own, or the second of a pair) needs none
+    // when neither it nor its pair's first reads S and the addend is
+    // neither S nor S decayed.
+    for (auto [product, sum] : sumOfProduct) {
+      if (pairedFirst.contains(product) ||
+          !outputRows.contains(sum.getResult()) ||
+          nextPrinted(product) != update)
         continue;
-      bool readsState = false;
-      for (Operation *mm : {second, first.getOperation()})
-        readsState |= llvm::is_contained(mm->getOperands(), state);
-      Value x = otherAddend(sumOfProduct.lookup(first), first.getResult());
+      ChunkMatmulOp pairFirst = firstOfPair.lookup(product);
+      Operation *first = pairFirst ? pairFirst.getOperation() : product;
+      bool readsState = llvm::is_contained(product->getOperands(), state) ||
+                        llvm::is_contained(first->getOperands(), state);
+      Value x = otherAddend(sumOfProduct.lookup(first), first->getResult(0));
       if (!readsState && !isa<BlockArgument>(x) && !decayedAddend.count(first))
-        noBarrier.insert(second);
-    }
-    // The same for an output product of its own (not one of a pair).
-    llvm::DenseSet<Operation *> paired;
-    for (auto [second, first] : firstOfPair) {
-      paired.insert(second);
-      paired.insert(first.getOperation());
-    }
-    for (auto [product, sum] : sumOfProduct)
-      if (!paired.contains(product) && outputRows.contains(sum.getResult()) &&
-          nextPrinted(product) == update &&
-          !llvm::is_contained(product->getOperands(), state) &&
-          !isa<BlockArgument>(otherAddend(sum, product->getResult(0))) &&
-          !decayedAddend.count(product))
         noBarrier.insert(product);
+    }
     lastUpdateUnfenced = registerState && update && s.stageFloats &&
                          emitting == "scan" && !nextPrinted(update);
   }

@@ -126,14 +126,7 @@ private:
     for (Value term : terms)
       if (!dropped.contains(term))
         kept.push_back(replaced.lookup(term) ? replaced.lookup(term) : term);
-    Value sum = kept.front();
-    for (Value term : llvm::drop_begin(kept)) {
-      bool dependent = stateful.contains(sum) || stateful.contains(term);
-      sum = ChunkAddOp::create(b, root.getLoc(), root.getType(), sum, term);
-      if (dependent)
-        stateful.insert(sum);
-    }
-    root.getResult().replaceAllUsesWith(sum);
+    root.getResult().replaceAllUsesWith(chain(kept, b, root.getLoc()));
     return true;
   }
 
@@ -157,14 +150,21 @@ private:
       key.push_back(term.getAsOpaquePointer());
     if (auto it = built.find(key); it != built.end())
       return it->second;
+    Value sum = chain(terms, b, loc);
+    built[key] = sum;
+    return sum;
+  }
+
+  /// ((t0 + t1) + t2) + ..., at `b`'s insertion point; each partial sum is
+  /// state-dependent where one of its operands is.
+  Value chain(ArrayRef<Value> terms, OpBuilder &b, Location loc) {
     Value sum = terms.front();
     for (Value term : llvm::drop_begin(terms)) {
       bool dependent = stateful.contains(sum) || stateful.contains(term);
-      sum = ChunkAddOp::create(b, loc, terms.front().getType(), sum, term);
+      sum = ChunkAddOp::create(b, loc, sum.getType(), sum, term);
       if (dependent)
         stateful.insert(sum);
     }
-    built[key] = sum;
     return sum;
   }
 

@@ -164,8 +164,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         return (phase && phase.getValue() != "scan") ||
                isa<ChunkMatmulOp, ChunkAddOp>(use.getOwner());
       });
-      if (linear && !isa<ChunkAddOp>(op) && tiles.cols(tile) % 8 == 0 && tiles.elements(tile) % 8 == 0 &&
-          rows.cols(tile) % 8 == 0)
+      // (Not a state-free partial sum, rec-factor-products' U + V: its own
+      // rounding would come on top of the product operand's.)
+      if (linear && !isa<ChunkAddOp>(op) && tiles.cols(tile) % 8 == 0 &&
+          tiles.elements(tile) % 8 == 0 && rows.cols(tile) % 8 == 0)
         op.setAttr("rec.half", builder.getUnitAttr());
     }
   }

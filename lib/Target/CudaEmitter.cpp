@@ -511,6 +511,8 @@ private:
       return "added by the output below as it stores";
     if (outputByProduct.contains(op))
       return "stored to o by the product above";
+    if (rowsLoadedAbove.contains(op))
+      return "loaded with the rows above";
     return "";
   }
 
@@ -540,6 +542,96 @@ private:
     os << "    RKC_PROFILE_END(" << profiledOps.size() - 1 << ");\n";
   }
 
+  /// The loads of a rec.chunk.rows op into registers, `values<suffix>`
+  /// (R<suffix> rows a warp).
+  std::string rowsLoads(ChunkRowsOp r, StringRef suffix) {
+    auto t = cast<TileType>(r.getType());
+    SmallVector<int64_t> slots(t.getRowSlots());
+    if (slots.empty())
+      for (int64_t i = 0; i < m; ++i)
+        slots.push_back(i);
+    int64_t n = nrows(r), period = slots.size();
+    int64_t count = rowValueCount(t.getCols());
+    std::string R = ("R" + suffix).str(), values = ("values" + suffix).str();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "      constexpr int " << R << " = (" << n
+       << " + WARPS - 1) / WARPS; // rows a warp\n"
+       << "      float " << values << "[" << R << "][" << count << "];\n"
+       << "#pragma unroll\n"
+       << "      for (int r = 0; r < " << R << "; ++r) {\n"
+       << "        const int i = min(warp + r * WARPS, " << n - 1 << ");\n"
+       << "        const int64_t t = min(t0 + i / " << period
+       << ", eos - 1);\n"
+       << "        switch (i % " << period << ") {\n";
+    for (auto [k, slot] : llvm::enumerate(slots)) {
+      os << "        case " << k << ": ";
+      if (roleExpr(plan.substeps[slot], r.getRole()) < 0)
+        os << "for (int c = 0; c < " << count << "; ++c) " << values
+           << "[r][c] = 0.f; break;\n";
+      else
+        os << "prefill_s" << slot << "_" << roleName(r.getRole())
+           << "_values(p, row, t, hv, " << values << "[r]); break;\n";
+      rowFunctions.insert({slot, r.getRole(), t.getCols()});
+    }
+    os << "        }\n      }\n";
+    return text;
+  }
+
+  /// The stores of rowsLoads' registers into the op's tile.
+  std::string rowsStores(ChunkRowsOp r, StringRef suffix) {
+    auto t = cast<TileType>(r.getType());
+    int64_t period = t.getRowSlots().empty() ? m : t.getRowSlots().size();
+    std::string R = ("R" + suffix).str(), values = ("values" + suffix).str();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "#pragma unroll\n"
+       << "      for (int r = 0; r < " << R << "; ++r) {\n"
+       << "        const int i = warp + r * WARPS;\n"
+       << "        if (i >= " << nrows(r) << ")\n          break;\n"
+       << "        float *dst = " << tile(r.getResult()) << " + i * "
+       << ncols(r) << ";\n"
+       << "        const bool live = t0 + i / " << period << " < eos;\n"
+       << rowStore(t.getCols(), values + "[r]", "live", "        ")
+       << "      }\n";
+    return text;
+  }
+
+  /// In the prep kernel, a row op whose next op is a row op too loads both
+  /// rows together (one round trip to memory, one barrier), where their
+  /// registers stay few (at most 24 floats a thread): rowsWithNext maps the
+  /// first to the second, rowsLoadedAbove holds the second.
+  void planRowPairs(Block &body,
+                    llvm::function_ref<StringRef(Operation &)> phase) {
+    rowsWithNext.clear();
+    rowsLoadedAbove.clear();
+    if (emitting != "prep")
+      return;
+    const int64_t warps = s.threads / 32;
+    auto floats = [&](ChunkRowsOp r) {
+      auto t = cast<TileType>(r.getType());
+      return (nrows(r) + warps - 1) / warps * rowValueCount(t.getCols());
+    };
+    for (bool perValueTile : {false, true}) {
+      ChunkRowsOp previous;
+      for (Operation &op : body) {
+        if ((phase(op) != "prep" && phase(op) != "both") ||
+            op.hasAttr("rec.per_value_tile") != perValueTile)
+          continue;
+        auto rows = dyn_cast<ChunkRowsOp>(op);
+        if (rows && previous && !rowsLoadedAbove.contains(previous) &&
+            !previous->hasAttr("rec.to_scan") &&
+            floats(previous) + floats(rows) <= 24) {
+          rowsWithNext[previous] = rows;
+          rowsLoadedAbove.insert(rows);
+          previous = nullptr;
+          continue;
+        }
+        previous = rows;
+      }
+    }
+  }
+
   /// Whether an op's code names the state slice: a product reading it (or
   /// run with one that does), or the product computing the new state.
   bool touchesState(Operation *op) const {
@@ -565,47 +657,15 @@ private:
     auto result = [&]() { return tile(op->getResult(0)); };
     TypeSwitch<Operation *>(op)
         .Case([&](ChunkRowsOp r) {
-          auto t = cast<TileType>(r.getType());
-          SmallVector<int64_t> slots(t.getRowSlots());
-          if (slots.empty())
-            for (int64_t i = 0; i < m; ++i)
-              slots.push_back(i);
-          int64_t width = ncols(r), n = nrows(r), period = slots.size();
-          int64_t count = rowValueCount(t.getCols());
           // Every row of the warp loaded before any is stored: a row past
           // the sequence's end is loaded at its last token and stored as
-          // zeros, so that no load waits behind a branch.
-          os << "    {\n      constexpr int R = (" << n
-             << " + WARPS - 1) / WARPS; // rows a warp\n"
-             << "      float values[R][" << count << "];\n"
-             << "#pragma unroll\n"
-             << "      for (int r = 0; r < R; ++r) {\n"
-             << "        const int i = min(warp + r * WARPS, " << n - 1
-             << ");\n"
-             << "        const int64_t t = min(t0 + i / " << period
-             << ", eos - 1);\n"
-             << "        switch (i % " << period << ") {\n";
-          for (auto [k, slot] : llvm::enumerate(slots)) {
-            os << "        case " << k << ": ";
-            if (roleExpr(plan.substeps[slot], r.getRole()) < 0)
-              os << "for (int c = 0; c < " << count
-                 << "; ++c) values[r][c] = 0.f; break;\n";
-            else
-              os << "prefill_s" << slot << "_" << roleName(r.getRole())
-                 << "_values(p, row, t, hv, values[r]); break;\n";
-            rowFunctions.insert({slot, r.getRole(), t.getCols()});
-          }
-          os << "        }\n      }\n"
-             << "#pragma unroll\n"
-             << "      for (int r = 0; r < R; ++r) {\n"
-             << "        const int i = warp + r * WARPS;\n"
-             << "        if (i >= " << n << ")\n          break;\n"
-             << "        float *dst = " << result() << " + i * " << width
-             << ";\n"
-             << "        const bool live = t0 + i / " << period
-             << " < eos;\n"
-             << rowStore(t.getCols(), "values[r]", "live", "        ")
-             << "      }\n    }\n    __syncthreads();\n";
+          // zeros, so that no load waits behind a branch. Rows loaded
+          // together with the next op's (rowsWithNext) share one round
+          // trip and one barrier.
+          ChunkRowsOp next = rowsWithNext.lookup(r);
+          os << "    {\n" << rowsLoads(r, "") << (next ? rowsLoads(next, "2") : "")
+             << rowsStores(r, "") << (next ? rowsStores(next, "2") : "")
+             << "    }\n    __syncthreads();\n";
         })
         .Case([&](ChunkCumsumOp c) {
           // In the prep kernel an exclusive sum may be the inclusive one's
@@ -1548,6 +1608,7 @@ private:
     if (which != "prep")
       stateInRegisters = registerState;
     planBarriers(body, phase);
+    planRowPairs(body, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S, nor a decay_state its
     // product scales from S, nor a sum the output adds: nothing names
@@ -2586,6 +2647,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// Products whose closing barrier is left out, and whether the register
   /// state's update is (planBarriers).
   llvm::DenseSet<Operation *> noBarrier;
+  /// Row ops of the prep kernel loaded with the next one (planRowPairs).
+  llvm::DenseMap<Operation *, ChunkRowsOp> rowsWithNext;
+  llvm::DenseSet<Operation *> rowsLoadedAbove;
   bool lastUpdateUnfenced = false;
   llvm::DenseSet<Value> outputRows;
   llvm::DenseSet<Operation *> outputByProduct;

@@ -278,3 +278,20 @@
 // EDARAW: const int64_t t = t0 + i / 1;
 // EDARAW: const int j = 0;
 // EDARAW: rkc::tile::copyAsync16(dst, x + inputRow(p.a.v, 2, row, t, 1, j, hv, p.value_heads) + v0 + c);
+
+// In the prep kernel a row op followed by another loads both rows before
+// storing either: one round trip to memory and one barrier (DeltaNet's
+// strengths and erase rows, 4 + 16 floats a thread of 256).
+// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.pair --no-fatbin > /dev/null
+// RUN: FileCheck %s --check-prefix=ROWPAIR --input-file=%t.pair/deltanet.cu
+// ROWPAIR-LABEL: void prep(const Params &p)
+// ROWPAIR: rec.chunk.rows strength
+// ROWPAIR: prefill_s0_strength_values(p, row, t, hv, values[r]);
+// ROWPAIR: float values2[R2][4];
+// ROWPAIR: prefill_s0_erase_along_values(p, row, t, hv, values2[r]);
+// ROWPAIR: dst[0] = (live ? values[r][0] : 0.f);
+// ROWPAIR: dst[threadIdx.x % 32 + 32 * c] = (live ? values2[r][c] : 0.f);
+// ROWPAIR: __syncthreads();
+// ROWPAIR-NEXT: RKC_PROFILE_END
+// ROWPAIR-NEXT: rec.chunk.rows erase_along
+// ROWPAIR-NEXT: // (loaded with the rows above)

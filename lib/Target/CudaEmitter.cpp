@@ -2275,13 +2275,15 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "turn, a warp's\n    // rows all loaded before it stores any.\n";
     // The roles in order, dealt to the warps in turn; a warp with several
     // loads all of its rows before storing any (one round trip, not one a
-    // role).
+    // role). Roles with the same values (DeltaNet's k erases along, reads and
+    // writes; β is both strengths) load once and store to each place.
     struct RoleLoad {
       size_t slot;
       RowRole role;
-      std::string dst;
+      std::vector<std::string> dsts;
     };
     std::vector<RoleLoad> loads;
+    std::map<std::tuple<int64_t, int, std::string>, size_t> loaded;
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
       std::string n = std::to_string(slot);
@@ -2292,9 +2294,27 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                             {RowRole::key, "key" + n},
                             {RowRole::value, "value" + n},
                             {RowRole::write_strength, "strengths" + n + " + 1"},
-                            {RowRole::query, "query" + n}})
-        if (roleExpr(sub, r) >= 0)
-          loads.push_back({slot, r, dst});
+                            {RowRole::query, "query" + n}}) {
+        int expr = roleExpr(sub, r);
+        if (expr < 0)
+          continue;
+        // What a role's row function does to its expression beyond loading
+        // it (see emitRowFunction): the same row, expression and transform
+        // are the same values.
+        std::string transform = decodeAxis(r) == Axis::key ? "key" : "";
+        if (r == RowRole::gate)
+          transform = "gate";
+        else if (r == RowRole::query)
+          transform = "query";
+        else if (r == RowRole::read && sub.gate >= 0 && !sub.undecayedRead)
+          transform = "read decayed by " + std::to_string(sub.gate);
+        auto [at, fresh] = loaded.try_emplace(
+            std::tuple{int64_t(sub.index), expr, transform}, loads.size());
+        if (fresh)
+          loads.push_back({slot, r, {dst}});
+        else
+          loads[at->second].dsts.push_back(dst);
+      }
     }
     size_t warps = std::max<int64_t>(1, s.threads / 32);
     for (size_t w = 0; w < std::min(warps, loads.size()); ++w) {
@@ -2307,12 +2327,13 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       for (size_t i = w; i < loads.size(); i += warps) {
         Axis axis = decodeAxis(loads[i].role);
         std::string r = "r" + std::to_string(i);
-        os << "      {\n        float *const dst = " << loads[i].dst << ";\n";
         // The gate's exponential once a token, not once a state element.
         if (loads[i].role == RowRole::gate)
-          os << "        for (int c = 0; c < " << rowValueCount(axis)
-             << "; ++c)\n          " << r << "[c] = __expf(" << r << "[c]);\n";
-        os << rowStore(axis, r, "", "        ") << "      }\n";
+          os << "      for (int c = 0; c < " << rowValueCount(axis)
+             << "; ++c)\n        " << r << "[c] = __expf(" << r << "[c]);\n";
+        for (const std::string &dst : loads[i].dsts)
+          os << "      {\n        float *const dst = " << dst << ";\n"
+             << rowStore(axis, r, "", "        ") << "      }\n";
       }
       os << "    }\n";
     }

@@ -51,10 +51,11 @@
 // The decode kernel keeps its state slice in registers; its registers leave
 // room for RKC_DECODE_BLOCKS blocks an SM (by default as many as 48
 // registers a thread allow: 5 of 256 threads). Both sub-steps' row vectors load
-// before the first runs (one barrier): eleven roles dealt to eight warps,
-// a warp's rows all loaded before it stores any, the gate's exponential
-// taken in registers. Each sum over the key axis takes one barrier, its
-// partial sums alternating between two buffers. The erase sub-step reads
+// before the first runs (one barrier): eleven roles, eight distinct rows (the
+// delta sub-step's k erases along, reads and writes; its β is both strengths),
+// one a warp, the gate's exponential taken in registers. Each sum over the key
+// axis takes one barrier, its partial sums alternating between two buffers.
+// The erase sub-step reads
 // bᵀS and writes nothing, the delta sub-step reads and writes, and the
 // read qᵀS comes after it.
 // EDA: #define RKC_DECODE_BLOCKS 5
@@ -65,17 +66,27 @@
 // EDA: if (warp == 0) {
 // EDA-NEXT: float r0[2];
 // EDA-NEXT: decode_s0_gate_values(p, row, t, hv, r0);
-// EDA-NEXT: float r8[2];
-// EDA-NEXT: decode_s1_value_values(p, row, t, hv, r8);
+// EDA-NEXT: for (int c = 0; c < 2; ++c)
+// EDA-NEXT: r0[c] = __expf(r0[c]);
 // EDA-NEXT: {
 // EDA-NEXT: float *const dst = gate0;
 // EDA-NEXT: for (int c = 0; c < 2; ++c)
-// EDA-NEXT: r0[c] = __expf(r0[c]);
-// EDA-NEXT: for (int c = 0; c < 2; ++c)
 // EDA-NEXT: dst[threadIdx.x % 32 + 32 * c] = r0[c];
+// EDA: if (warp == 4) {
+// EDA-NEXT: float r4[2];
+// EDA-NEXT: decode_s1_erase_along_values(p, row, t, hv, r4);
+// EDA-NEXT: {
+// EDA-NEXT: float *const dst = along1;
+// EDA: float *const dst = at1;
+// EDA: float *const dst = key1;
+// EDA: if (warp == 5) {
+// EDA-NEXT: float r5[1];
+// EDA-NEXT: decode_s1_strength_values(p, row, t, hv, r5);
+// EDA: float *const dst = strengths1;
+// EDA: float *const dst = strengths1 + 1;
 // EDA: if (warp == 7) {
 // EDA-NEXT: float r7[2];
-// EDA-NEXT: decode_s1_key_values(p, row, t, hv, r7);
+// EDA-NEXT: decode_s1_query_values(p, row, t, hv, r7);
 // EDA-NOT: if (warp ==
 // EDA: __syncthreads();
 // EDA-NEXT: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ

@@ -15,8 +15,8 @@
 namespace rkc::cli {
 
 /// What `rkc compile` is asked to build. The schedule fields (chunkSize,
-/// valueTile, threads, prefetch, splitScan) are the knobs `rkc tune`
-/// searches: see tuning::scheduleKnobs().
+/// valueTile, threads, prefetch, splitScan, factorProducts) are the knobs
+/// `rkc tune` searches: see tuning::scheduleKnobs().
 struct CompileRequest {
   std::string outDir, arch = "sm_90a", nvcc;
   int64_t dk = 128, dv = 128;

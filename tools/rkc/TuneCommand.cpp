@@ -523,10 +523,28 @@ int runTune() {
     out << "  shape     " << shape.describe() << " (bucket " << bucket
         << ")\n";
 
+  // Factored products where they change the kernels: for a spec with no
+  // products that share a left operand (EDA, DPLR, linear attention) the
+  // factored schedules would compile the same code again.
+  std::vector<Schedule> space = enumerateSchedules(base);
+  bool unfactorable = false;
+  {
+    CompileRequest factored = defaultRequest;
+    factored.factorProducts = 1;
+    CudaKernels factoredKernels;
+    int64_t chunk = 0;
+    if (emitKernels(spec.recurrence, factored, factoredKernels, chunk,
+                    error) &&
+        factoredKernels.device == defaultKernels.device) {
+      unfactorable = true;
+      llvm::erase_if(space, [](const Schedule &s) {
+        return s.get("factor_products") != 0;
+      });
+    }
+  }
   // The candidates, lowered (a schedule the lowering rejects is pruned).
   std::vector<Candidate> candidates;
-  for (const Schedule &schedule :
-       orderCandidates(defaultSchedule, enumerateSchedules(base))) {
+  for (const Schedule &schedule : orderCandidates(defaultSchedule, space)) {
     Candidate c;
     c.schedule = schedule;
     c.isDefault = schedule == defaultSchedule;
@@ -543,7 +561,11 @@ int runTune() {
     candidates.push_back(std::move(c));
   }
   out << "  space     " << describeSpace() << ": " << candidates.size()
-      << " schedules valid for dv = " << dv << "\n"
+      << " schedules valid for dv = " << dv
+      << (unfactorable ? ", factor-products 0 only (1 compiles the same "
+                         "kernels for this spec)"
+                       : "")
+      << "\n"
       << "  default   " << defaultSchedule.describe() << "\n";
 
   // What to measure: each (candidate, shape) the database lacks.

@@ -43,6 +43,11 @@ const std::vector<Knob> &scheduleKnobs() {
        &CompileRequest::prefetch},
       {"split_scan", "split-scan", "split-scan", "s", {0, 1},
        &CompileRequest::splitScan},
+      // Products that share a left operand as one product of a sum (more
+      // workspace: the sum crosses in float32). rkc tune drops 1 for a spec
+      // it does not change.
+      {"factor_products", "factor-products", "factor-products", "f", {0, 1},
+       &CompileRequest::factorProducts},
   };
   return knobs;
 }

@@ -2299,9 +2299,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         if (expr < 0)
           continue;
         // What a role's row function does to its expression beyond loading
-        // it (see emitRowFunction): the same row, expression and transform
-        // are the same values.
-        std::string transform = decodeAxis(r) == Axis::key ? "key" : "";
+        // it (see emitRowFunction), and the axis its values are stored
+        // along: the same row, expression and transform are the same
+        // values, stored the same way.
+        std::string transform = decodeAxis(r) == Axis::key     ? "key"
+                                : decodeAxis(r) == Axis::value ? "value"
+                                                               : "one";
         if (r == RowRole::gate)
           transform = "gate";
         else if (r == RowRole::query)

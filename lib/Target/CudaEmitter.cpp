@@ -2161,19 +2161,62 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   // Decode
   //===--------------------------------------------------------------------===//
 
-  void emitDecodeRowFunctions(llvm::raw_ostream &os) {
+  /// A decode row load: sub-step `slot`'s `role` row, stored to `dsts`.
+  struct RoleLoad {
+    size_t slot;
+    RowRole role;
+    std::vector<std::string> dsts;
+  };
+
+  /// The decode kernel's row loads, the sub-steps' roles in order: roles with
+  /// the same values (DeltaNet's k erases along, reads and writes; β is both
+  /// strengths) load once and store to each place.
+  std::vector<RoleLoad> decodeLoads() const {
+    std::vector<RoleLoad> loads;
+    std::map<std::tuple<int64_t, int, std::string>, size_t> loaded;
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
-      for (RowRole role :
-           {RowRole::gate, RowRole::erase_along, RowRole::read,
-            RowRole::strength, RowRole::key, RowRole::value,
-            RowRole::write_strength, RowRole::query}) {
-        if (roleExpr(sub, role) < 0)
+      std::string n = std::to_string(slot);
+      for (auto [r, dst] : {std::pair{RowRole::gate, "gate" + n},
+                            {RowRole::erase_along, "along" + n},
+                            {RowRole::read, "at" + n},
+                            {RowRole::strength, "strengths" + n},
+                            {RowRole::key, "key" + n},
+                            {RowRole::value, "value" + n},
+                            {RowRole::write_strength, "strengths" + n + " + 1"},
+                            {RowRole::query, "query" + n}}) {
+        int expr = roleExpr(sub, r);
+        if (expr < 0)
           continue;
-        emitRowFunction(decodePlan, "decode", slot, role, decodeAxis(role),
-                        os);
+        // What a role's row function does to its expression beyond loading
+        // it (see emitRowFunction), and the axis its values are stored
+        // along: the same row, expression and transform are the same
+        // values, stored the same way.
+        std::string transform = decodeAxis(r) == Axis::key     ? "key"
+                                : decodeAxis(r) == Axis::value ? "value"
+                                                               : "one";
+        if (r == RowRole::gate)
+          transform = "gate";
+        else if (r == RowRole::query)
+          transform = "query";
+        else if (r == RowRole::read && sub.gate >= 0 && !sub.undecayedRead)
+          transform = "read decayed by " + std::to_string(sub.gate);
+        auto [at, fresh] = loaded.try_emplace(
+            std::tuple{int64_t(sub.index), expr, transform}, loads.size());
+        if (fresh)
+          loads.push_back({slot, r, {dst}});
+        else
+          loads[at->second].dsts.push_back(dst);
       }
     }
+    return loads;
+  }
+
+  /// The row functions the decode kernel calls (one a distinct load).
+  void emitDecodeRowFunctions(llvm::raw_ostream &os) {
+    for (const RoleLoad &load : decodeLoads())
+      emitRowFunction(decodePlan, "decode", load.slot, load.role,
+                      decodeAxis(load.role), os);
   }
 
   /// The axis of a decode row vector: value, one float (the strengths) or
@@ -2275,50 +2318,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "turn, a warp's\n    // rows all loaded before it stores any.\n";
     // The roles in order, dealt to the warps in turn; a warp with several
     // loads all of its rows before storing any (one round trip, not one a
-    // role). Roles with the same values (DeltaNet's k erases along, reads and
-    // writes; β is both strengths) load once and store to each place.
-    struct RoleLoad {
-      size_t slot;
-      RowRole role;
-      std::vector<std::string> dsts;
-    };
-    std::vector<RoleLoad> loads;
-    std::map<std::tuple<int64_t, int, std::string>, size_t> loaded;
-    for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
-      const SpecPlan::Substep &sub = decodePlan.substeps[slot];
-      std::string n = std::to_string(slot);
-      for (auto [r, dst] : {std::pair{RowRole::gate, "gate" + n},
-                            {RowRole::erase_along, "along" + n},
-                            {RowRole::read, "at" + n},
-                            {RowRole::strength, "strengths" + n},
-                            {RowRole::key, "key" + n},
-                            {RowRole::value, "value" + n},
-                            {RowRole::write_strength, "strengths" + n + " + 1"},
-                            {RowRole::query, "query" + n}}) {
-        int expr = roleExpr(sub, r);
-        if (expr < 0)
-          continue;
-        // What a role's row function does to its expression beyond loading
-        // it (see emitRowFunction), and the axis its values are stored
-        // along: the same row, expression and transform are the same
-        // values, stored the same way.
-        std::string transform = decodeAxis(r) == Axis::key     ? "key"
-                                : decodeAxis(r) == Axis::value ? "value"
-                                                               : "one";
-        if (r == RowRole::gate)
-          transform = "gate";
-        else if (r == RowRole::query)
-          transform = "query";
-        else if (r == RowRole::read && sub.gate >= 0 && !sub.undecayedRead)
-          transform = "read decayed by " + std::to_string(sub.gate);
-        auto [at, fresh] = loaded.try_emplace(
-            std::tuple{int64_t(sub.index), expr, transform}, loads.size());
-        if (fresh)
-          loads.push_back({slot, r, {dst}});
-        else
-          loads[at->second].dsts.push_back(dst);
-      }
-    }
+    // role).
+    std::vector<RoleLoad> loads = decodeLoads();
     size_t warps = std::max<int64_t>(1, s.threads / 32);
     for (size_t w = 0; w < std::min(warps, loads.size()); ++w) {
       os << "    if (warp == " << w << ") {\n";

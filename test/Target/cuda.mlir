@@ -126,8 +126,13 @@
 // DBLOG: threads=256 prefetch=0 decode-blocks=0 products=bf16
 // BADBLOCKS: error: @deltanet: rec-schedule: decode-blocks (5) must be -1, 0 or a number of blocks of 512 threads an SM holds (2048 threads)
 
-// DeltaNet has no decay: no exponential anywhere in its kernels.
+// DeltaNet has no decay: no exponential anywhere in its kernels. Its k is
+// erase direction, read and key of the decode: one row function loads it
+// (no unused functions for nvcc to warn of).
 // DELTANET-NOT: expf
+// DELTANET-NOT: decode_s0_read_values
+// DELTANET-NOT: decode_s0_key_values
+// DELTANET-NOT: decode_s0_write_strength_values
 // DELTANET: rkc::tile::gram<TensorCores, 64>({{.*}}, nullptr, nullptr, 1, true,
 // DELTANET-NOT: expf
 // DELTANET: #define RKC_DECODE_BLOCKS 0

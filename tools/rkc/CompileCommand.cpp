@@ -222,16 +222,15 @@ std::string findNvcc(const std::string &given) {
 bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
                  CudaKernels &kernels, int64_t &chosen, std::string &error) {
   std::string name = specOp.getSymName().str();
-  if (request.splitScan != 0 && request.splitScan != 1) {
-    error = "split-scan (" + std::to_string(request.splitScan) +
-            ") must be 0 or 1";
-    return false;
-  }
-  if (request.factorProducts != 0 && request.factorProducts != 1) {
-    error = "factor-products (" + std::to_string(request.factorProducts) +
-            ") must be 0 or 1";
-    return false;
-  }
+  // The switches the lowering reads (rec-schedule checks its own options).
+  for (auto [option, value] :
+       {std::pair{"split-scan", request.splitScan},
+        {"factor-products", request.factorProducts}})
+    if (value != 0 && value != 1) {
+      error = std::string(option) + " (" + std::to_string(value) +
+              ") must be 0 or 1";
+      return false;
+    }
   rec::RecScheduleOptions schedule;
   schedule.dk = request.dk;
   schedule.dv = request.dv;

@@ -178,6 +178,11 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
     Option<"prefetch", "prefetch", "int64_t", "0",
            "1: fetch input rows into L2 ahead of their loads (the next "
            "chunk's during a chunk, the prep kernel's own at its start)">,
+    Option<"scanSegments", "scan-segments", "int64_t", "4",
+           "Split kernels: where the scan's blocks leave half the "
+           "multiprocessors free, the launcher runs each sequence's chunks "
+           "in this many segments, the prep of one beside the scan of the "
+           "one before (a second stream); 1: the prep, then the scan">,
     Option<"decodeBlocks", "decode-blocks", "int64_t", "-1",
            "Blocks an SM the decode kernel's registers leave room for: 0 "
            "lets ptxas choose, -1 as many as 48 registers a thread allow">,

@@ -34,6 +34,7 @@ namespace {
 struct CudaSchedule {
   int64_t dk = 0, dv = 0, valueTile = 0, threads = 0, sharedBytes = 0;
   int64_t prefetch = 0; // 1: input rows are fetched to L2 ahead of loads
+  int64_t scanSegments = 1; // split kernels at small B x H: see _segments
   int64_t decodeBlocks = 0; // decode's launch bound, blocks an SM (0: none)
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
@@ -61,6 +62,7 @@ struct CudaSchedule {
     threads = get("threads");
     sharedBytes = get("shared_bytes");
     prefetch = get("prefetch");
+    scanSegments = std::max<int64_t>(1, get("scan_segments"));
     decodeBlocks = get("decode_blocks");
     workspaceFloats = get("workspace_floats");
     prepSharedBytes = get("prep_shared_bytes");
@@ -201,6 +203,12 @@ private:
           "scan stages raw input rows\n"
        << "                           from the inputs, the workspace holds "
           "none */\n"
+       << "  int64_t chunk_begin, chunk_end; /* the chunks of each sequence "
+          "a launch runs: [begin, end) */\n"
+       << "  float *carry; /* split kernels in segments: the state between "
+          "them, [N, HV, dk, dv] */\n"
+       << "  int carry_in, carry_out; /* the scan starts from / ends with "
+          "carry (else the args' states) */\n"
        << "} rkc_" << name << "_kernel_params;\n\n";
     os << "/* The prefill's chunk (tokens), and the bytes a (chunk, value "
           "head) of its workspace\n * holds (--split-scan 1; 0 for one "
@@ -1672,16 +1680,16 @@ private:
             "*>(smem + STAGE_AT);\n"
          << "  constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : "
             "STAGE_FLOATS * 4;\n"
-         << "  if (bos < eos)\n"
+         << "  if (tBegin < tEnd)\n"
          << "    stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, "
-            "seq, bos, hv), v0,\n"
-         << "                            p, row, bos, eos, hv);\n"
+            "seq, tBegin, hv), v0,\n"
+         << "                            p, row, tBegin, eos, hv);\n"
          << "  rkc::tile::copyAsyncCommit();\n"
-         << "  for (int64_t t0 = bos, n = 0; t0 < eos; t0 += C, ++n) {\n"
+         << "  for (int64_t t0 = tBegin, n = 0; t0 < tEnd; t0 += C, ++n) {\n"
          << "    unsigned char *const stage = stages + (n % 2) * STAGE_BYTES;\n"
          << "    rkc::tile::copyAsyncWait<0>();\n"
          << "    __syncthreads();\n"
-         << "    if (t0 + C < eos)\n"
+         << "    if (t0 + C < tEnd)\n"
          << "      stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, "
             "chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,\n"
          << "                              p, row, t0 + C, eos, hv);\n"
@@ -1702,7 +1710,7 @@ private:
         ks << "; // " << v.getType() << "\n";
       }
     } else {
-      ks << "  for (int64_t t0 = bos; t0 < eos; t0 += C) {\n";
+      ks << "  for (int64_t t0 = tBegin; t0 < tEnd; t0 += C) {\n";
       if (which == "scan")
         ks << "    unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, "
               "t0, hv);\n";
@@ -1714,7 +1722,7 @@ private:
       return isa<ChunkRowsOp>(op) && (which == "all" || phase(op) != "prep");
     });
     if (s.prefetch && loadsRows)
-      ks << prefetchChunk("t0 + C", "if (t0 + C < eos) ");
+      ks << prefetchChunk("t0 + C", "if (t0 + C < tEnd) ");
     for (Operation &op : body) {
       if (which == "scan" && phase(op) == "prep") {
         if (op.hasAttr("rec.to_scan") && !s.stageFloats)
@@ -1966,11 +1974,27 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  const int64_t v0 = blockIdx.x * BV, hv = blockIdx.y, seq = "
           "blockIdx.z;\n"
        << kernelPreamble()
+       << "  // The chunks this launch runs (all, or a segment's: "
+          "p.chunk_begin, p.chunk_end),\n"
+       << "  // and the states it starts from and ends with: the arguments' "
+          "(by state slot)\n"
+       << "  // or, between segments, the launcher's carry (by sequence).\n"
+       << "  const int64_t tBegin = bos + p.chunk_begin * C < eos ? bos + "
+          "p.chunk_begin * C : eos;\n"
+       << "  const int64_t tEnd = (eos - bos + C - 1) / C <= p.chunk_end ? eos "
+          ": bos + p.chunk_end * C;\n"
+       << "  const float *const entering = p.carry_in ? p.carry : "
+          "p.a.initial_state;\n"
+       << "  float *const leaving = p.carry_out ? p.carry : p.a.final_state;\n"
+       << "  const int64_t enteringRow = ((p.carry_in ? seq : slot) * "
+          "p.value_heads + hv) * DK;\n"
+       << "  const int64_t leavingRow = ((p.carry_out ? seq : slot) * "
+          "p.value_heads + hv) * DK;\n"
        << "  float *const S = smem; // the state slice, DK x BV, rows SLD floats apart\n";
     std::string sharedInit =
         "  for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-        "    S[(e / BV) * SLD + e % BV] = p.a.initial_state ? p.a.initial_state[((slot * "
-        "p.value_heads + hv) * DK + e / BV) * DV + v0 + e % BV] : 0.f;\n"
+        "    S[(e / BV) * SLD + e % BV] = entering ? entering[(enteringRow + "
+        "e / BV) * DV + v0 + e % BV] : 0.f;\n"
         "  __syncthreads();\n";
     if (stateInRegisters)
       os << "  // The kernel for bf16 products keeps the slice in registers "
@@ -1985,8 +2009,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "    for (int nb = 0; nb < BV / 8; ++nb)\n"
          << "#pragma unroll\n"
          << "      for (int q = 0; q < 4; ++q)\n"
-         << "        sreg.acc[nb][q] = p.a.initial_state ? "
-            "p.a.initial_state[((slot * p.value_heads + hv) * DK +\n"
+         << "        sreg.acc[nb][q] = entering ? entering[(enteringRow +\n"
          << "            rkc::tile::fragmentRow(q)) * DV + v0 + "
             "rkc::tile::fragmentCol(nb, q)] : 0.f;\n"
          << "    rkc::tile::storeShadow(sreg, S16, SLD);\n"
@@ -2022,9 +2045,13 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  float *const smem = reinterpret_cast<float *>(prepSmem);\n"
          << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
          << "  (void)warp, (void)lane;\n"
-         << "  const int64_t hv = blockIdx.y, seq = blockIdx.z;\n"
+         << "  // x: the launch's chunks (p.chunk_begin on) one after another, "
+            "the value heads\n  // of each in turn.\n"
+         << "  const int64_t hv = blockIdx.x % p.value_heads, seq = "
+            "blockIdx.z;\n"
          << kernelPreamble()
-         << "  const int64_t t0 = bos + (int64_t)blockIdx.x * C;\n"
+         << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / "
+            "p.value_heads)) * C;\n"
          << "  if (t0 >= eos)\n    return;\n"
          << "#ifdef RKC_PROFILE_OPS\n"
          << "  long long profile[" << profiledOps.size()
@@ -2127,20 +2154,20 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   std::string kernelEpilogue() const {
     std::string shared =
-        "  if (p.a.final_state)\n"
+        "  if (leaving)\n"
         "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-        "      p.a.final_state[((slot * p.value_heads + hv) * DK + e / BV) "
-        "* DV + v0 + e % BV] = S[(e / BV) * SLD + e % BV];\n";
+        "      leaving[(leavingRow + e / BV) * DV + v0 + e % BV] = S[(e / BV) "
+        "* SLD + e % BV];\n";
     if (!stateInRegisters)
       return shared;
     return "  if constexpr (TensorCores) {\n"
-           "    if (p.a.final_state)\n"
+           "    if (leaving)\n"
            "#pragma unroll\n"
            "      for (int nb = 0; nb < BV / 8; ++nb)\n"
            "#pragma unroll\n"
            "        for (int q = 0; q < 4; ++q)\n"
-           "          p.a.final_state[((slot * p.value_heads + hv) * DK + "
-           "rkc::tile::fragmentRow(q)) * DV + v0 +\n"
+           "          leaving[(leavingRow + rkc::tile::fragmentRow(q)) * DV + "
+           "v0 +\n"
            "                          rkc::tile::fragmentCol(nb, q)] = "
            "sreg.acc[nb][q];\n"
            "  } else {\n" +
@@ -2500,7 +2527,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << llvm::formatv("{0:e}", defaultScale).str() << "f;\n"
        << "  p->batch = B;\n  p->length = T;\n  p->key_heads = H;\n"
        << "  p->value_heads = HV;\n  p->num_seqs = N;\n"
-       << "  p->workspace = NULL;\n";
+       << "  p->workspace = NULL;\n"
+       << "  p->chunk_begin = 0;\n  p->chunk_end = INT64_MAX;\n"
+       << "  p->carry = NULL;\n  p->carry_in = p->carry_out = 0;\n";
     // The scan of the kernels for 16-bit outputs stages raw input rows
     // (rec.raw_input) from the inputs where each one's layout allows
     // 16-byte copies: bf16 like the workspace would hold them, a unit last
@@ -2539,6 +2568,46 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "RKC_" << upper() << "_WORKSPACE_BYTES_16);\n}\n\n";
     else
       os << "  (void)p;\n  return 0;\n}\n\n";
+    if (split) {
+      // At small B x H the scan's blocks leave SMs idle through its chunk
+      // after chunk walk; the chunks then run in segments, the prep of one
+      // beside the scan of the one before, ordered by events only (no
+      // kernel waits on another, so nothing can hang if they do not run at
+      // the same time).
+      os << "/* The segments the prefill runs each sequence's chunks in: "
+            "where the scan's blocks\n"
+            " * leave half the multiprocessors free, --scan-segments (or "
+            "RKC_SCAN_SEGMENTS, 1 for\n"
+            " * none), the prep of one beside the scan of the one before on "
+            "a second stream\n"
+            " * (*side); else 1. */\n"
+         << "static int64_t rkc_" << name << "_segments(const rkc_" << name
+         << "_kernel_params *p, CUstream *side) {\n"
+         << "  const int64_t perSeq = (p->length + " << C << " - 1) / " << C
+         << ";\n"
+         << "  int64_t wanted = " << s.scanSegments << ";\n"
+         << "  const char *env = getenv(\"RKC_SCAN_SEGMENTS\");\n"
+         << "  if (env && *env) {\n"
+         << "    char *end;\n"
+         << "    const long long value = strtoll(env, &end, 10);\n"
+         << "    if (!*end && value >= 1)\n      wanted = value;\n  }\n"
+         << "  int multiprocessors = 0;\n"
+         << "  if (wanted < 2 || perSeq < 2 ||\n"
+         << "      rkc_side_stream(side, &multiprocessors) != RKC_SUCCESS ||\n"
+         << "      2ull * " << s.dv / s.valueTile
+         << " * p->value_heads * p->num_seqs > (unsigned long long)"
+            "multiprocessors)\n"
+         << "    return 1;\n"
+         << "  const int64_t n = wanted < perSeq ? wanted : perSeq;\n"
+         << "  const int64_t per = (perSeq + n - 1) / n;\n"
+         << "  return (perSeq + per - 1) / per; /* none empty */\n}\n\n"
+         << "/* The state between segments: [N, HV, dk, dv] floats, after "
+            "the workspace. */\n"
+         << "static size_t rkc_" << name << "_carry_bytes(const rkc_" << name
+         << "_kernel_params *p, int64_t segments) {\n"
+         << "  return segments > 1 ? (size_t)p->num_seqs * p->value_heads * "
+         << s.dk * s.dv * 4 << " : 0;\n}\n\n";
+    }
     os << "rkc_status rkc_" << name << "_fwd_workspace(const rkc_" << name
        << "_args *args, size_t *bytes) {\n"
        << "  if (!bytes)\n    return rkc_fail(RKC_ERROR_NULL_POINTER, \"@"
@@ -2548,8 +2617,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  const rkc_status status = rkc_" << name
        << "_prepare(args, &params);\n"
        << "  if (status)\n    return status;\n"
-       << "  *bytes = rkc_" << name << "_workspace_bytes(&params);\n"
-       << "  return RKC_SUCCESS;\n}\n\n";
+       << "  *bytes = rkc_" << name << "_workspace_bytes(&params);\n";
+    if (split)
+      os << "  CUstream side = NULL;\n"
+         << "  if (*bytes)\n    *bytes += rkc_" << name << "_carry_bytes(&params, "
+            "rkc_" << name << "_segments(&params, &side));\n";
+    os << "  return RKC_SUCCESS;\n}\n\n";
     for (auto [kind, kernel, bytes] :
          {std::tuple{"fwd", "prefill_kernel", prefillBytes},
           std::tuple{"decode", "decode_kernel", decodeBytes}}) {
@@ -2575,25 +2648,78 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         // or without kernels (a launcher built without a fatbin: its calls
         // return RKC_ERROR_NO_KERNELS), the scan's launch answers alone,
         // before any allocation touches the driver.
+        std::string module = "&rkc_" + name + "_module";
+        std::string prepName = "params.a.o.dtype == RKC_F32 ? \"rkc_" + name +
+                               "_prep_kernel\" : \"rkc_" + name +
+                               "_prep_kernel_tc\"";
+        auto launch = [&](StringRef kernelExpr, StringRef gridName,
+                          int64_t smem, StringRef streamName,
+                          StringRef paramsName) {
+          return ("rkc_launch(" + module + ", " + kernelExpr + ", " +
+                  gridName + ", block, " + Twine(smem) + ", " + streamName +
+                  ", &" + paramsName + ", sizeof " + paramsName + ")")
+              .str();
+        };
+        std::string P = "rkc_" + name + "_kernel_params";
         os << "  const int64_t perSeq = (params.length + " << C << " - 1) / "
            << C << ";\n"
            << "  if (perSeq == 0 || !rkc_" << name << "_module.image)\n"
-           << "    return rkc_launch(&rkc_" << name << "_module, "
-           << kernelName << ", grid, block, " << bytes
-           << ", stream, &params, sizeof params);\n"
+           << "    return "
+           << launch(kernelName, "grid", bytes, "stream", "params") << ";\n"
+           << "  if ((uint64_t)perSeq * (uint64_t)params.value_heads > "
+              "0x7fffffffu)\n"
+           << "    return rkc_fail(RKC_ERROR_SHAPE, \"@" << name
+           << ": %lld chunks of %lld value heads are more prep blocks than "
+              "a grid row holds\",\n"
+           << "                    (long long)perSeq, (long long)"
+              "params.value_heads);\n"
+           << "  CUstream side = NULL;\n"
+           << "  const int64_t segments = rkc_" << name
+           << "_segments(&params, &side);\n"
+           << "  const int64_t per = (perSeq + segments - 1) / segments; /* "
+              "chunks a segment */\n"
+           << "  const size_t workspace = rkc_" << name
+           << "_workspace_bytes(&params);\n"
            << "  if ((status = rkc_stream_alloc((void **)&params.workspace, "
-              "rkc_" << name << "_workspace_bytes(&params), stream)))\n"
+              "workspace + rkc_" << name
+           << "_carry_bytes(&params, segments), stream)))\n"
            << "    return status;\n"
-           << "  const unsigned prepGrid[3] = {(unsigned)perSeq, "
-              "(unsigned)params.value_heads, (unsigned)params.num_seqs};\n"
-           << "  status = rkc_launch(&rkc_" << name
-           << "_module, params.a.o.dtype == RKC_F32 ? \"rkc_" << name
-           << "_prep_kernel\" : \"rkc_" << name << "_prep_kernel_tc\", "
-           << "prepGrid, block, " << s.prepSharedBytes
-           << ", stream, &params, sizeof params);\n"
-           << "  if (!status)\n    status = rkc_launch(&rkc_" << name
-           << "_module, " << kernelName << ", grid, block, " << bytes
-           << ", stream, &params, sizeof params);\n"
+           << "  if (segments > 1)\n"
+           << "    params.carry = (float *)((unsigned char *)params.workspace "
+              "+ workspace);\n"
+           << "  /* x: a segment's chunks one after another, the value heads "
+              "of each in turn. */\n"
+           << "  const unsigned prepGrid[3] = {(unsigned)(per * "
+              "params.value_heads), 1, (unsigned)params.num_seqs};\n"
+           << "  " << P << " prep = params;\n"
+           << "  status = "
+           << launch(prepName, "prepGrid", s.prepSharedBytes, "stream", "prep")
+           << ";\n"
+           << "  for (int64_t k = 0; k < segments && !status; ++k) {\n"
+           << "    " << P << " scan = params;\n"
+           << "    scan.chunk_begin = k * per;\n"
+           << "    scan.chunk_end = k + 1 < segments ? (k + 1) * per : "
+              "INT64_MAX;\n"
+           << "    scan.carry_in = k > 0;\n"
+           << "    scan.carry_out = k + 1 < segments;\n"
+           << "    /* The next segment's prep on the side stream after what "
+              "the stream holds so\n"
+           << "     * far, not after this scan: the two may run at once. */\n"
+           << "    const int fork = k + 1 < segments;\n"
+           << "    if (fork && (status = rkc_stream_wait(side, stream)))\n"
+           << "      break;\n"
+           << "    status = "
+           << launch(kernelName, "grid", bytes, "stream", "scan") << ";\n"
+           << "    if (fork) {\n"
+           << "      prep.chunk_begin = (k + 1) * per;\n"
+           << "      if (!status)\n"
+           << "        status = "
+           << launch(prepName, "prepGrid", s.prepSharedBytes, "side", "prep")
+           << ";\n"
+           << "      const rkc_status joined = rkc_stream_wait(stream, side);\n"
+           << "      status = status ? status : joined;\n"
+           << "    }\n"
+           << "  }\n"
            << "  const rkc_status freed = rkc_stream_free(params.workspace, "
               "stream);\n"
            << "  return status ? status : freed;\n}\n\n";

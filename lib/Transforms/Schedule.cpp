@@ -750,6 +750,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         b.getNamedAttr("value_tile", b.getI64IntegerAttr(valueTile)),
         b.getNamedAttr("threads", b.getI64IntegerAttr(threads)),
         b.getNamedAttr("prefetch", b.getI64IntegerAttr(prefetch)),
+        b.getNamedAttr("scan_segments", b.getI64IntegerAttr(scanSegments)),
         b.getNamedAttr("decode_blocks", b.getI64IntegerAttr(resolvedDecodeBlocks())),
         b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(sharedBytes)),
         b.getNamedAttr("grid", b.getStringAttr("value tiles x value heads x "
@@ -784,6 +785,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                   Twine(valueTile) + ") dividing dv = " + Twine(dv));
     if (prefetch != 0 && prefetch != 1)
       return fail("prefetch (" + Twine(prefetch) + ") must be 0 or 1");
+    if (scanSegments < 1 || scanSegments > 64)
+      return fail("scan-segments (" + Twine(scanSegments) +
+                  ") must be from 1 to 64");
     if (decodeBlocks < -1 || decodeBlocks * threads > 2048)
       return fail("decode-blocks (" + Twine(decodeBlocks) +
                   ") must be -1, 0 or a number of blocks of " +

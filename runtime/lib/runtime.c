@@ -371,6 +371,9 @@ static struct {
   CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
   CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
   CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*cuCtxGetDevice)(CUdevice *);
 } tools;
 
 static rkc_status load_tools(void) {
@@ -406,6 +409,9 @@ static rkc_status load_tools(void) {
     RKC_LOAD_TOOL(cuDeviceGetAttribute, "cuDeviceGetAttribute")
     RKC_LOAD_TOOL(cuFuncGetAttribute, "cuFuncGetAttribute")
     RKC_LOAD_TOOL(cuModuleUnload, "cuModuleUnload")
+    RKC_LOAD_TOOL(cuStreamCreate, "cuStreamCreate")
+    RKC_LOAD_TOOL(cuStreamWaitEvent, "cuStreamWaitEvent")
+    RKC_LOAD_TOOL(cuCtxGetDevice, "cuCtxGetDevice")
 #undef RKC_LOAD_TOOL
     if (status == RKC_SUCCESS)
       tools.loaded = 1;
@@ -481,6 +487,70 @@ rkc_status rkc_stream_free(void *pointer, CUstream stream) {
     return status;
   CUresult r = tools.cuMemFreeAsync((uint64_t)(uintptr_t)pointer, stream);
   return r ? cuda_fail("cuMemFreeAsync", r) : RKC_SUCCESS;
+}
+
+/* The side stream and multiprocessor count of each context that asked. */
+static struct {
+  CUcontext context;
+  CUstream stream;
+  int multiprocessors;
+} sides[RKC_MAX_CONTEXTS];
+
+rkc_status rkc_side_stream(CUstream *side, int *multiprocessors) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  CUcontext context = NULL;
+  CUresult r = driver.cuCtxGetCurrent(&context);
+  if (r != 0 || !context)
+    return rkc_fail(RKC_ERROR_CUDA, "no current CUDA context: make a device "
+                    "current (e.g. cudaSetDevice) before the call");
+  pthread_mutex_lock(&driver_lock);
+  int slot = -1;
+  for (int i = 0; i < RKC_MAX_CONTEXTS && slot < 0; ++i)
+    if (sides[i].context == context || !sides[i].context)
+      slot = i;
+  if (slot < 0) {
+    status = rkc_fail(RKC_ERROR_RESOURCES, "side streams in more than %d "
+                      "CUDA contexts", RKC_MAX_CONTEXTS);
+  } else if (!sides[slot].context) {
+    CUdevice device;
+    CUstream stream;
+    if ((r = tools.cuCtxGetDevice(&device)))
+      status = cuda_fail("cuCtxGetDevice", r);
+    else if ((r = tools.cuDeviceGetAttribute(
+                  &sides[slot].multiprocessors,
+                  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device)))
+      status = cuda_fail("cuDeviceGetAttribute", r);
+    else if ((r = tools.cuStreamCreate(&stream, 1 /* non-blocking */)))
+      status = cuda_fail("cuStreamCreate", r);
+    else {
+      sides[slot].stream = stream;
+      sides[slot].context = context;
+    }
+  }
+  if (status == RKC_SUCCESS) {
+    *side = sides[slot].stream;
+    *multiprocessors = sides[slot].multiprocessors;
+  }
+  pthread_mutex_unlock(&driver_lock);
+  return status;
+}
+
+rkc_status rkc_stream_wait(CUstream to, CUstream from) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  CUevent event;
+  CUresult r = tools.cuEventCreate(&event, 2 /* CU_EVENT_DISABLE_TIMING */);
+  if (r)
+    return cuda_fail("cuEventCreate", r);
+  if ((r = tools.cuEventRecord(event, from)))
+    status = cuda_fail("cuEventRecord", r);
+  else if ((r = tools.cuStreamWaitEvent(to, event, 0)))
+    status = cuda_fail("cuStreamWaitEvent", r);
+  tools.cuEventDestroy(event); /* released once the wait is satisfied */
+  return status;
 }
 
 rkc_status rkc_device_get_properties(int device,

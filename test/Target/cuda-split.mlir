@@ -5,6 +5,7 @@
 // RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/kda.mlir -o %t --no-fatbin --dk 64 --dv 64 --chunk-size 16 --split-scan 1 > /dev/null
 // RUN: FileCheck %s --input-file=%t/kda.cu
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
+// RUN: FileCheck %s --check-prefix=PREPGRID --input-file=%t/kda.cu
 // RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 --chunk-size 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=UNSTAGED --input-file=%t.gdn/gdn.cu
 // RUN: rm -rf %t.gdn32 && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn32 --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=GDNCHUNK
@@ -98,20 +99,20 @@
 // then has no tile of its own (nor has the last sum, stored into S). Only
 // products read that sum (U): it is stored as their operand (16 bits where
 // they take bf16 operands).
-// CHECK: S[(e / BV) * SLD + e % BV] = p.a.initial_state
+// CHECK: S[(e / BV) * SLD + e % BV] = entering ? entering[(enteringRow + e / BV) * DV + v0 + e % BV]
 // CHECK: rkc::tile::Operand<TensorCores> *const [[U:tile[0-9]+]] = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + {{[0-9]+}}); // !rec.tile<chunk, value>, only bf16 products read it
 // CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
 // CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;
-// CHECK-NEXT: if (bos < eos)
-// CHECK-NEXT: stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, seq, bos, hv), v0,
-// CHECK-NEXT: p, row, bos, eos, hv);
+// CHECK-NEXT: if (tBegin < tEnd)
+// CHECK-NEXT: stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, seq, tBegin, hv), v0,
+// CHECK-NEXT: p, row, tBegin, eos, hv);
 // CHECK-NEXT: rkc::tile::copyAsyncCommit();
 // Chunk n's buffer is complete (this thread's copies, then everyone's) before
 // the next chunk's copies start into the other one.
 // CHECK: unsigned char *const stage = stages + (n % 2) * STAGE_BYTES;
 // CHECK-NEXT: rkc::tile::copyAsyncWait<0>();
 // CHECK-NEXT: __syncthreads();
-// CHECK-NEXT: if (t0 + C < eos)
+// CHECK-NEXT: if (t0 + C < tEnd)
 // CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,
 // CHECK-NEXT: p, row, t0 + C, eos, hv);
 // G's last row is read as row 15 of its tile.
@@ -185,6 +186,10 @@
 // LAUNCH-NEXT: ((uintptr_t)x->data & 15))
 // LAUNCH: if (x->stride[d] % 8)
 // LAUNCH: p->workspace = NULL;
+// LAUNCH-NEXT: p->chunk_begin = 0;
+// LAUNCH-NEXT: p->chunk_end = INT64_MAX;
+// LAUNCH-NEXT: p->carry = NULL;
+// LAUNCH-NEXT: p->carry_in = p->carry_out = 0;
 // LAUNCH-NEXT: p->rows_from_inputs = a->o.dtype != RKC_F32 &&
 // LAUNCH-NEXT: rkc_rows_by_16_bytes(&a->v);
 // A (chunk slot, value head) each: ceil(T / 16) slots a batch row, or
@@ -194,14 +199,63 @@
 // LAUNCH-NEXT: const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : p->batch * perSeq;
 // LAUNCH-NEXT: return perSeq == 0 ? 0 : (size_t)slots * p->value_heads *
 // LAUNCH-NEXT: (p->a.o.dtype == RKC_F32 ? RKC_KDA_WORKSPACE_BYTES : p->rows_from_inputs ? RKC_KDA_WORKSPACE_BYTES_16_LEAN : RKC_KDA_WORKSPACE_BYTES_16);
+// At small B x H the chunks run in segments (the prep of one beside the
+// scan of the one before), --scan-segments or RKC_SCAN_SEGMENTS of them
+// where the scan's blocks leave half the multiprocessors free; the state
+// between them (the carry) follows the workspace, and the query counts it.
+// LAUNCH: static int64_t rkc_kda_segments(const rkc_kda_kernel_params *p, CUstream *side) {
+// LAUNCH: int64_t wanted = 4;
+// LAUNCH-NEXT: const char *env = getenv("RKC_SCAN_SEGMENTS");
+// LAUNCH: if (wanted < 2 || perSeq < 2 ||
+// LAUNCH-NEXT: rkc_side_stream(side, &multiprocessors) != RKC_SUCCESS ||
+// LAUNCH-NEXT: 2ull * 2 * p->value_heads * p->num_seqs > (unsigned long long)multiprocessors)
+// LAUNCH-NEXT: return 1;
+// LAUNCH: static size_t rkc_kda_carry_bytes(const rkc_kda_kernel_params *p, int64_t segments) {
+// LAUNCH-NEXT: return segments > 1 ? (size_t)p->num_seqs * p->value_heads * 16384 : 0;
 // LAUNCH: rkc_status rkc_kda_fwd_workspace(const rkc_kda_args *args, size_t *bytes) {
+// LAUNCH: *bytes += rkc_kda_carry_bytes(&params, rkc_kda_segments(&params, &side));
 // No tokens, or no kernels: the scan's launch answers, nothing is allocated.
 // LAUNCH: if (perSeq == 0 || !rkc_kda_module.image)
 // LAUNCH-NEXT: return rkc_launch(&rkc_kda_module,
-// LAUNCH: rkc_stream_alloc((void **)&params.workspace, rkc_kda_workspace_bytes(&params), stream)
-// LAUNCH: const unsigned prepGrid[3] = {(unsigned)perSeq, (unsigned)params.value_heads, (unsigned)params.num_seqs};
-// LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid
+// LAUNCH: const int64_t segments = rkc_kda_segments(&params, &side);
+// LAUNCH: rkc_stream_alloc((void **)&params.workspace, workspace + rkc_kda_carry_bytes(&params, segments), stream)
+// The prep's blocks: a segment's chunks one after another, the value heads
+// of each in turn. Segment k's scan runs on the stream; segment k + 1's prep
+// on the side stream after what the stream held before that scan, joined
+// back before the next scan. Only events order them: nothing waits by
+// spinning, so no schedule of the two can hang.
+// LAUNCH: const unsigned prepGrid[3] = {(unsigned)(per * params.value_heads), 1, (unsigned)params.num_seqs};
+// LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid, block, {{[0-9]+}}, stream, &prep, sizeof prep);
+// LAUNCH: for (int64_t k = 0; k < segments && !status; ++k) {
+// LAUNCH: scan.carry_in = k > 0;
+// LAUNCH-NEXT: scan.carry_out = k + 1 < segments;
+// LAUNCH: if (fork && (status = rkc_stream_wait(side, stream)))
+// LAUNCH: "rkc_kda_prefill_kernel" : "rkc_kda_prefill_kernel_tc", grid, block, {{[0-9]+}}, stream, &scan, sizeof scan);
+// LAUNCH: prep.chunk_begin = (k + 1) * per;
+// LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid, block, {{[0-9]+}}, side, &prep, sizeof prep);
+// LAUNCH-NEXT: const rkc_status joined = rkc_stream_wait(stream, side);
 // LAUNCH: rkc_stream_free(params.workspace, stream)
+
+// The prep's block mapping, and where the scan reads and writes the state.
+// PREPGRID: __device__ __forceinline__ void prefill(const Params &p) {
+// PREPGRID: const int64_t tBegin = bos + p.chunk_begin * C < eos ? bos + p.chunk_begin * C : eos;
+// PREPGRID-NEXT: const int64_t tEnd = (eos - bos + C - 1) / C <= p.chunk_end ? eos : bos + p.chunk_end * C;
+// PREPGRID-NEXT: const float *const entering = p.carry_in ? p.carry : p.a.initial_state;
+// PREPGRID-NEXT: float *const leaving = p.carry_out ? p.carry : p.a.final_state;
+// PREPGRID-NEXT: const int64_t enteringRow = ((p.carry_in ? seq : slot) * p.value_heads + hv) * DK;
+// PREPGRID-NEXT: const int64_t leavingRow = ((p.carry_out ? seq : slot) * p.value_heads + hv) * DK;
+// PREPGRID: leaving[(leavingRow + e / BV) * DV + v0 + e % BV] = S[(e / BV) * SLD + e % BV];
+// PREPGRID: __device__ __forceinline__ void prep(const Params &p) {
+// PREPGRID: const int64_t hv = blockIdx.x % p.value_heads, seq = blockIdx.z;
+// PREPGRID: const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / p.value_heads)) * C;
+
+// --scan-segments 1: the prep, then the scan, no side stream.
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/serial --no-fatbin --scan-segments 1 | FileCheck %s --check-prefix=SERIALLOG
+// RUN: FileCheck %s --check-prefix=SERIAL --input-file=%t/serial/kda_launch.c
+// SERIALLOG: scan-segments=1
+// SERIAL: int64_t wanted = 1;
+// RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad0 --no-fatbin --scan-segments 0 2>&1 | FileCheck %s --check-prefix=BADSEGMENTS
+// BADSEGMENTS: rec-schedule: scan-segments (0) must be from 1 to 64
 
 // Where two buffers do not fit beside the scan's tiles, the scan copies each
 // crossing value from the workspace where its op stood.

@@ -12,10 +12,10 @@
 // CHECK: rkc::tile::RegisterState<BV / 8> sreg;
 // CHECK-NEXT: __nv_bfloat16 *const S16 = reinterpret_cast<__nv_bfloat16 *>(smem);
 // CHECK-NEXT: if constexpr (TensorCores) {
-// CHECK: sreg.acc[nb][q] = p.a.initial_state ?
+// CHECK: sreg.acc[nb][q] = entering ? entering[(enteringRow +
 // CHECK: rkc::tile::storeShadow(sreg, S16, SLD);
 // CHECK-NEXT: } else {
-// CHECK: S[(e / BV) * SLD + e % BV] = p.a.initial_state
+// CHECK: S[(e / BV) * SLD + e % BV] = entering ?
 // The products of S (W S, Q S) read the shadow in the kernel for bf16
 // products.
 // CHECK: if constexpr (TensorCores) {

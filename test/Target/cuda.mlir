@@ -32,7 +32,7 @@
 // EDA-NOT: prefill_s0_value
 // EDA: template <bool TensorCores>
 // EDA-NEXT: __device__ __forceinline__ void prefill(const Params &p) {
-// EDA: for (int64_t t0 = bos; t0 < eos; t0 += C) {
+// EDA: for (int64_t t0 = tBegin; t0 < tEnd; t0 += C) {
 // EDA-NOT: prefetchRows(p.a
 // A warp loads all its rows (a row past the sequence's end at its last
 // token), then stores them (zeros past the end): no load waits behind a
@@ -141,8 +141,8 @@
 
 // With --prefetch 1 the next chunk's rows of every per-token input are
 // fetched into L2 at the start of a chunk.
-// PREFETCH: for (int64_t t0 = bos; t0 < eos; t0 += C) {
-// PREFETCH-NEXT: if (t0 + C < eos) {
+// PREFETCH: for (int64_t t0 = tBegin; t0 < tEnd; t0 += C) {
+// PREFETCH-NEXT: if (t0 + C < tEnd) {
 // PREFETCH: prefetchRows(p.a.q, row, next, tokens, 1, hv, p.value_heads, DK);
 // PREFETCH: prefetchRows(p.a.gamma, row, next, tokens, 1, hv, p.value_heads, 1);
 // PREFETCH: rec.chunk.rows

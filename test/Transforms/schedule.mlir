@@ -53,7 +53,7 @@
 // 32-column value tile, 40 floats apart so that tensor-core fragment loads
 // meet no bank conflicts) first, then every tile at an offset planned from
 // live ranges, reused once dead (the strengths reuse the gate rows' space).
-// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {decode_blocks = 5 : i64, dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", prefetch = 0 : i64, shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", state_stride = 40 : i64, threads = 256 : i64, value_tile = 32 : i64}}
+// CHECK: rec.chunked chunk_size(16) substeps_per_token(2) attributes {rec.schedule = {decode_blocks = 5 : i64, dk = 64 : i64, dv = 64 : i64, grid = "value tiles x value heads x sequences", prefetch = 0 : i64, scan_segments = 4 : i64, shared_bytes = {{[0-9]+}} : i64, state = "f32, shared memory", state_stride = 40 : i64, threads = 256 : i64, value_tile = 32 : i64}}
 // CHECK: rec.chunk.rows gate {rec.smem_offset = 2560 : i64} : !rec.tile<chunk[0], key>
 // CHECK: rec.chunk.rows write_strength {rec.smem_offset = 2560 : i64}
 // A sum takes the place of its first addend when the sum is that addend's

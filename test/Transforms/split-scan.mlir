@@ -55,7 +55,7 @@
 // back where their ops stand) in rec.smem_offset.
 // The prep kernel's value-side ops take all of dv at a time where that
 // plan needs no more shared memory (prep_value_tile; the value tile is 32).
-// WORKSPACE-DAG: rec.chunked {{.*}}prep_shared_bytes = {{[0-9]+}} : i64, prep_value_tile = 128 : i64, shared_bytes = {{[0-9]+}} : i64{{.*}}workspace_floats = 8576 : i64, workspace_half_bytes = 17408 : i64
+// WORKSPACE-DAG: rec.chunked {{.*}}prep_shared_bytes = {{[0-9]+}} : i64, prep_value_tile = 128 : i64, scan_segments = 4 : i64, shared_bytes = {{[0-9]+}} : i64{{.*}}workspace_floats = 8576 : i64, workspace_half_bytes = 17408 : i64
 // The value rows and what reads them run once per value tile in the prep
 // kernel, after the key-side ops: rec.per_value_tile.
 // PLAN: rec.chunk.rows value {rec.per_value_tile, rec.phase = "both", rec.prep_smem_offset = {{[0-9]+}} : i64, rec.smem_offset = {{[0-9]+}} : i64}

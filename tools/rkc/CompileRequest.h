@@ -33,6 +33,11 @@ struct CompileRequest {
   // choose, -1 as many as 48 registers a thread allow. Not a knob of
   // `rkc tune`, which times prefill.
   int64_t decodeBlocks = -1;
+  // Split kernels: where the scan's blocks leave half the multiprocessors
+  // free, each sequence's chunks run in this many segments, the prep of one
+  // beside the scan of the one before (a second stream); 1: the prep, then
+  // the scan. Not a knob of `rkc tune` (the launcher decides by the shape).
+  int64_t scanSegments = 4;
   int64_t splitScan = 1; // 1: a prep kernel over all chunks, then the scan;
                          // 0: one kernel
   // The tensor-core products of the kernels for 16-bit outputs: "tf32" or

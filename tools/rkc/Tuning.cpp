@@ -716,7 +716,7 @@ std::string dispatcherSource(const DispatchSpec &spec,
      << "_decode runs the default schedule: tuning times prefill only.\n"
      << " * Each variant's launcher validates the arguments in full. */\n"
      << "#include \"" << name << ".h\"\n\n"
-     << "#include <stdint.h>\n#include <string.h>\n\n";
+     << "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n";
   for (const DispatchVariant &v : variants)
     os << "#include \"" << v.symbol << "_launch.inc\"\n";
   os << "\n#ifdef __cplusplus\n#define RKC_" << upper

@@ -236,7 +236,11 @@ private:
        << " * workspace between the prep and scan kernels of --split-scan 1, "
           "freed on the stream\n"
        << " * before it returns; 0 for one kernel), after the same "
-          "validation. */\n"
+          "validation. Where the\n"
+       << " * launcher runs the chunks in segments (--scan-segments, "
+          "RKC_SCAN_SEGMENTS; B x H small\n"
+       << " * for the device's multiprocessors), it counts the state "
+          "between them too. */\n"
        << "rkc_status rkc_" << name << "_fwd_workspace(const rkc_" << name
        << "_args *args, size_t *bytes);\n\n"
        << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
@@ -2582,7 +2586,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
             "a second stream\n"
             " * (*side); else 1. */\n"
          << "static int64_t rkc_" << name << "_segments(const rkc_" << name
-         << "_kernel_params *p, CUstream *side) {\n"
+         << "_kernel_params *p, CUstream stream, CUstream *side) {\n"
          << "  const int64_t perSeq = (p->length + " << C << " - 1) / " << C
          << ";\n"
          << "  int64_t wanted = " << s.scanSegments << ";\n"
@@ -2590,10 +2594,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  if (env && *env) {\n"
          << "    char *end;\n"
          << "    const long long value = strtoll(env, &end, 10);\n"
-         << "    if (!*end && value >= 1)\n      wanted = value;\n  }\n"
+         << "    if (!*end && value >= 1)\n      wanted = value < 64 ? value : "
+            "64;\n  }\n"
          << "  int multiprocessors = 0;\n"
          << "  if (wanted < 2 || perSeq < 2 ||\n"
-         << "      rkc_side_stream(side, &multiprocessors) != RKC_SUCCESS ||\n"
+         << "      rkc_side_stream(stream, side, &multiprocessors) != "
+            "RKC_SUCCESS ||\n"
          << "      2ull * " << s.dv / s.valueTile
          << " * p->value_heads * p->num_seqs > (unsigned long long)"
             "multiprocessors)\n"
@@ -2620,8 +2626,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  *bytes = rkc_" << name << "_workspace_bytes(&params);\n";
     if (split)
       os << "  CUstream side = NULL;\n"
-         << "  if (*bytes)\n    *bytes += rkc_" << name << "_carry_bytes(&params, "
-            "rkc_" << name << "_segments(&params, &side));\n";
+         << "  if (*bytes) /* as a call on the legacy default stream would "
+            "take it */\n    *bytes += rkc_" << name
+         << "_carry_bytes(&params, rkc_" << name
+         << "_segments(&params, NULL, &side));\n";
     os << "  return RKC_SUCCESS;\n}\n\n";
     for (auto [kind, kernel, bytes] :
          {std::tuple{"fwd", "prefill_kernel", prefillBytes},
@@ -2675,7 +2683,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
               "params.value_heads);\n"
            << "  CUstream side = NULL;\n"
            << "  const int64_t segments = rkc_" << name
-           << "_segments(&params, &side);\n"
+           << "_segments(&params, stream, &side);\n"
            << "  const int64_t per = (perSeq + segments - 1) / segments; /* "
               "chunks a segment */\n"
            << "  const size_t workspace = rkc_" << name
@@ -2717,6 +2725,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << launch(prepName, "prepGrid", s.prepSharedBytes, "side", "prep")
            << ";\n"
            << "      const rkc_status joined = rkc_stream_wait(stream, side);\n"
+           << "      if (joined) /* the workspace is freed on the stream: "
+              "the prep must be done */\n"
+           << "        rkc_stream_synchronize(side);\n"
            << "      status = status ? status : joined;\n"
            << "    }\n"
            << "  }\n"

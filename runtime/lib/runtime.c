@@ -374,6 +374,7 @@ static struct {
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   CUresult (*cuCtxGetDevice)(CUdevice *);
+  CUresult (*cuStreamSynchronize)(CUstream);
 } tools;
 
 static rkc_status load_tools(void) {
@@ -412,6 +413,7 @@ static rkc_status load_tools(void) {
     RKC_LOAD_TOOL(cuStreamCreate, "cuStreamCreate")
     RKC_LOAD_TOOL(cuStreamWaitEvent, "cuStreamWaitEvent")
     RKC_LOAD_TOOL(cuCtxGetDevice, "cuCtxGetDevice")
+    RKC_LOAD_TOOL(cuStreamSynchronize, "cuStreamSynchronize")
 #undef RKC_LOAD_TOOL
     if (status == RKC_SUCCESS)
       tools.loaded = 1;
@@ -489,14 +491,18 @@ rkc_status rkc_stream_free(void *pointer, CUstream stream) {
   return r ? cuda_fail("cuMemFreeAsync", r) : RKC_SUCCESS;
 }
 
-/* The side stream and multiprocessor count of each context that asked. */
+/* The side stream of each (context, stream) that asked, and the context's
+ * multiprocessor count. One a stream, not one a context: calls on
+ * independent streams (or graph captures on them) stay independent. */
+#define RKC_MAX_SIDE_STREAMS 64
 static struct {
   CUcontext context;
-  CUstream stream;
+  CUstream of, stream;
   int multiprocessors;
-} sides[RKC_MAX_CONTEXTS];
+} sides[RKC_MAX_SIDE_STREAMS];
 
-rkc_status rkc_side_stream(CUstream *side, int *multiprocessors) {
+rkc_status rkc_side_stream(CUstream of, CUstream *side,
+                           int *multiprocessors) {
   rkc_status status = load_tools();
   if (status)
     return status;
@@ -507,12 +513,13 @@ rkc_status rkc_side_stream(CUstream *side, int *multiprocessors) {
                     "current (e.g. cudaSetDevice) before the call");
   pthread_mutex_lock(&driver_lock);
   int slot = -1;
-  for (int i = 0; i < RKC_MAX_CONTEXTS && slot < 0; ++i)
-    if (sides[i].context == context || !sides[i].context)
+  for (int i = 0; i < RKC_MAX_SIDE_STREAMS && slot < 0; ++i)
+    if ((sides[i].context == context && sides[i].of == of) ||
+        !sides[i].context)
       slot = i;
   if (slot < 0) {
-    status = rkc_fail(RKC_ERROR_RESOURCES, "side streams in more than %d "
-                      "CUDA contexts", RKC_MAX_CONTEXTS);
+    status = rkc_fail(RKC_ERROR_RESOURCES, "side streams for more than %d "
+                      "streams", RKC_MAX_SIDE_STREAMS);
   } else if (!sides[slot].context) {
     CUdevice device;
     CUstream stream;
@@ -526,6 +533,7 @@ rkc_status rkc_side_stream(CUstream *side, int *multiprocessors) {
       status = cuda_fail("cuStreamCreate", r);
     else {
       sides[slot].stream = stream;
+      sides[slot].of = of;
       sides[slot].context = context;
     }
   }
@@ -551,6 +559,14 @@ rkc_status rkc_stream_wait(CUstream to, CUstream from) {
     status = cuda_fail("cuStreamWaitEvent", r);
   tools.cuEventDestroy(event); /* released once the wait is satisfied */
   return status;
+}
+
+rkc_status rkc_stream_synchronize(CUstream stream) {
+  rkc_status status = load_tools();
+  if (status)
+    return status;
+  CUresult r = tools.cuStreamSynchronize(stream);
+  return r ? cuda_fail("cuStreamSynchronize", r) : RKC_SUCCESS;
 }
 
 rkc_status rkc_device_get_properties(int device,

@@ -203,21 +203,21 @@
 // scan of the one before), --scan-segments or RKC_SCAN_SEGMENTS of them
 // where the scan's blocks leave half the multiprocessors free; the state
 // between them (the carry) follows the workspace, and the query counts it.
-// LAUNCH: static int64_t rkc_kda_segments(const rkc_kda_kernel_params *p, CUstream *side) {
+// LAUNCH: static int64_t rkc_kda_segments(const rkc_kda_kernel_params *p, CUstream stream, CUstream *side) {
 // LAUNCH: int64_t wanted = 4;
 // LAUNCH-NEXT: const char *env = getenv("RKC_SCAN_SEGMENTS");
 // LAUNCH: if (wanted < 2 || perSeq < 2 ||
-// LAUNCH-NEXT: rkc_side_stream(side, &multiprocessors) != RKC_SUCCESS ||
+// LAUNCH-NEXT: rkc_side_stream(stream, side, &multiprocessors) != RKC_SUCCESS ||
 // LAUNCH-NEXT: 2ull * 2 * p->value_heads * p->num_seqs > (unsigned long long)multiprocessors)
 // LAUNCH-NEXT: return 1;
 // LAUNCH: static size_t rkc_kda_carry_bytes(const rkc_kda_kernel_params *p, int64_t segments) {
 // LAUNCH-NEXT: return segments > 1 ? (size_t)p->num_seqs * p->value_heads * 16384 : 0;
 // LAUNCH: rkc_status rkc_kda_fwd_workspace(const rkc_kda_args *args, size_t *bytes) {
-// LAUNCH: *bytes += rkc_kda_carry_bytes(&params, rkc_kda_segments(&params, &side));
+// LAUNCH: *bytes += rkc_kda_carry_bytes(&params, rkc_kda_segments(&params, NULL, &side));
 // No tokens, or no kernels: the scan's launch answers, nothing is allocated.
 // LAUNCH: if (perSeq == 0 || !rkc_kda_module.image)
 // LAUNCH-NEXT: return rkc_launch(&rkc_kda_module,
-// LAUNCH: const int64_t segments = rkc_kda_segments(&params, &side);
+// LAUNCH: const int64_t segments = rkc_kda_segments(&params, stream, &side);
 // LAUNCH: rkc_stream_alloc((void **)&params.workspace, workspace + rkc_kda_carry_bytes(&params, segments), stream)
 // The prep's blocks: a segment's chunks one after another, the value heads
 // of each in turn. Segment k's scan runs on the stream; segment k + 1's prep
@@ -234,6 +234,9 @@
 // LAUNCH: prep.chunk_begin = (k + 1) * per;
 // LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid, block, {{[0-9]+}}, side, &prep, sizeof prep);
 // LAUNCH-NEXT: const rkc_status joined = rkc_stream_wait(stream, side);
+// A join that fails leaves the prep unordered before the free: wait for it.
+// LAUNCH-NEXT: if (joined)
+// LAUNCH-NEXT: rkc_stream_synchronize(side);
 // LAUNCH: rkc_stream_free(params.workspace, stream)
 
 // The prep's block mapping, and where the scan reads and writes the state.

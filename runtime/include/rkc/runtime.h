@@ -128,14 +128,17 @@ rkc_status rkc_device_memset_async(void *device, unsigned char value,
 rkc_status rkc_stream_alloc(void **pointer, size_t bytes, CUstream stream);
 rkc_status rkc_stream_free(void *pointer, CUstream stream);
 
-/* A second stream of the current context (non-blocking, made on first use
- * and kept), and its device's multiprocessors: for kernels that may run
- * beside others (the prep of a segment beside the scan of the one before).
- * Nothing waits on it by spinning: work on it is ordered by events only. */
-rkc_status rkc_side_stream(CUstream *side, int *multiprocessors);
+/* A second stream for work enqueued on `of` in the current context
+ * (non-blocking, made on first use and kept, one for each such stream), and
+ * the device's multiprocessors: for kernels that may run beside others (the
+ * prep of a segment beside the scan of the one before). Nothing waits on it
+ * by spinning: work on it is ordered by events only. */
+rkc_status rkc_side_stream(CUstream of, CUstream *side, int *multiprocessors);
 /* `to` waits for the work enqueued on `from` so far (an event, recorded on
  * `from` and waited on by `to`). */
 rkc_status rkc_stream_wait(CUstream to, CUstream from);
+/* Waits on the host for the work enqueued on `stream`. */
+rkc_status rkc_stream_synchronize(CUstream stream);
 
 typedef struct rkc_device_properties {
   char name[256];              /* "NVIDIA H200" */

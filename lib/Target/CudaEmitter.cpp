@@ -2267,8 +2267,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   void emitDecodeKernel(llvm::raw_ostream &os) {
     // The state slice lives in registers: thread (group, c) holds column c
-    // of the value tile at rows group + GROUPS * i, so that a warp's loads
-    // and stores of S are whole 128-byte rows. Shared memory (sized by
+    // of the value tile at rows group * ROWS + i, so that a warp's loads
+    // and stores of S are whole 128-byte rows (a warp is one group, or
+    // whole groups) and the key-axis vectors a thread applies to its rows
+    // load four rows at a time (16-byte shared loads, a warp's all one
+    // broadcast: decode's shared loads were as many as its state
+    // elements, and its time beyond the copy's). Shared memory (sized by
     // rec-schedule) holds every sub-step's row vectors, all loaded before
     // the token's first sub-step (one barrier), and two buffers of partial
     // sums that the reductions over the key axis (bᵀS, qᵀS) take in turn,
@@ -2283,8 +2287,26 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "the value tile\");\n"
        << "// A sub-step's vectors in shared memory: gate (its exponential), "
           "erase_along,\n// read, key, query (DK each), value (BV), strength "
-          "and write strength.\n"
-       << "constexpr int VECTORS = 5 * DK + BV + 2;\n\n"
+          "and write strength; a\n// multiple of four floats, so that every "
+          "vector starts 16-byte aligned.\n"
+       << "constexpr int VECTORS = (5 * DK + BV + 2 + 3) / 4 * 4;\n"
+       << "// A thread's rows of S are ROWS consecutive ones from group * "
+          "ROWS: the key-axis\n// vectors that meet them load 16 bytes at a "
+          "time (QUAD = 4, one shared load\n// for four rows) where the rows "
+          "come in whole fours that fill DK; else one\n// at a time.\n"
+       << "constexpr int QUAD = ROWS % 4 == 0 && ROWS * GROUPS == DK ? 4 : "
+          "1;\n\n"
+       << "/// Rows j .. j + QUAD - 1 of the thread's rows of the key-axis "
+          "vector `w` (0 past DK).\n"
+       << "__device__ __forceinline__ void rowsOf(const float *w, int group, "
+          "int j, float (&out)[QUAD]) {\n"
+       << "  const int d = group * ROWS + j;\n"
+       << "  if constexpr (QUAD == 4) {\n"
+       << "    const float4 x = *reinterpret_cast<const float4 *>(w + d);\n"
+       << "    out[0] = x.x, out[1] = x.y, out[2] = x.z, out[3] = x.w;\n"
+       << "  } else {\n"
+       << "    out[0] = d < DK ? w[d] : 0.f;\n"
+       << "  }\n}\n\n"
        << "/// Σ_d w[d] S[d, c] over the block: each thread's rows, then the "
           "groups' partial\n/// sums, which every thread adds itself. "
           "`partial` (GROUPS x BV) alternates between\n/// two buffers from "
@@ -2296,9 +2318,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "                                 int group, int c) {\n"
        << "  float part = 0.f;\n"
        << "#pragma unroll\n"
-       << "  for (int i = 0; i < ROWS; ++i) {\n"
-       << "    const int d = group + GROUPS * i;\n"
-       << "    if (d < DK)\n      part += w[d] * s[i];\n  }\n"
+       << "  for (int j = 0; j < ROWS; j += QUAD) {\n"
+       << "    float x[QUAD];\n"
+       << "    rowsOf(w, group, j, x);\n"
+       << "#pragma unroll\n"
+       << "    for (int e = 0; e < QUAD; ++e)\n"
+       << "      part += x[e] * s[j + e];\n  }\n"
        << "  partial[group * BV + c] = part;\n  __syncthreads();\n"
        << "  float sum = 0.f;\n"
        << "#pragma unroll\n"
@@ -2331,7 +2356,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  float s[ROWS];\n"
        << "#pragma unroll\n"
        << "  for (int i = 0; i < ROWS; ++i) {\n"
-       << "    const int d = group + GROUPS * i;\n"
+       << "    const int d = group * ROWS + i;\n"
        << "    s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + "
           "d * DV] : 0.f;\n  }\n";
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
@@ -2385,20 +2410,31 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
             "+ κ k vᵀ\n";
       if (sub.eraseAlong >= 0)
         os << "    const float u" << n << " = " << sum("at" + n) << ";\n";
-      os << "#pragma unroll\n"
-         << "    for (int i = 0; i < ROWS; ++i) {\n"
-         << "      const int d = group + GROUPS * i < DK ? group + GROUPS * "
-            "i : 0;\n";
-      if (sub.gate >= 0)
-        os << "      s[i] *= gate" << n << "[" << (channel ? "d" : "0")
-           << "];\n";
+      // The key-axis vectors this sub-step applies, QUAD rows at a time.
+      SmallVector<std::pair<std::string, std::string>> rows;
+      if (sub.gate >= 0 && channel)
+        rows.push_back({"gate", "gate" + n});
       if (sub.eraseAlong >= 0)
-        os << "      s[i] -= strengths" << n << "[0] * along" << n
-           << "[d] * u" << n << ";\n";
+        rows.push_back({"along", "along" + n});
       if (sub.key >= 0)
-        os << "      s[i] += strengths" << n << "[1] * key" << n
-           << "[d] * value" << n << "[c];\n";
-      os << "    }\n";
+        rows.push_back({"key", "key" + n});
+      os << "#pragma unroll\n"
+         << "    for (int j = 0; j < ROWS; j += QUAD) {\n";
+      for (auto &[local, vector] : rows)
+        os << "      float " << local << "[QUAD];\n"
+           << "      rowsOf(" << vector << ", group, j, " << local << ");\n";
+      os << "#pragma unroll\n"
+         << "      for (int e = 0; e < QUAD; ++e) {\n";
+      if (sub.gate >= 0)
+        os << "        s[j + e] *= " << (channel ? "gate[e]" : "gate" + n + "[0]")
+           << ";\n";
+      if (sub.eraseAlong >= 0)
+        os << "        s[j + e] -= strengths" << n << "[0] * along[e] * u" << n
+           << ";\n";
+      if (sub.key >= 0)
+        os << "        s[j + e] += strengths" << n << "[1] * key[e] * value" << n
+           << "[c];\n";
+      os << "      }\n    }\n";
       if (sub.query >= 0)
         os << "    {\n      const float o = " << sum("query" + n) << ";\n"
            << "      if (group == 0)\n"
@@ -2411,7 +2447,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  if (p.a.final_state) {\n"
        << "#pragma unroll\n"
        << "    for (int i = 0; i < ROWS; ++i) {\n"
-       << "      const int d = group + GROUPS * i;\n"
+       << "      const int d = group * ROWS + i;\n"
        << "      if (d < DK)\n"
        << "        p.a.final_state[base + d * DV] = s[i];\n    }\n  }\n"
        << "}\n";

@@ -831,11 +831,12 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         // The state slice is in registers; shared memory holds two buffers
         // of the reductions' partial sums (threads floats each) and every
         // sub-step's row vectors (five of dk, one of the value tile, two
-        // scalars), all loaded before the token's first sub-step: see the
-        // decode kernel.
+        // scalars, padded to four floats: each vector 16-byte aligned), all
+        // loaded before the token's first sub-step: see the decode kernel.
         int64_t substeps = llvm::range_size(
             decode.getBody().front().getOps<SubstepOp>());
-        int64_t floats = 2 * threads + substeps * (5 * dk + valueTile + 2);
+        int64_t floats =
+            2 * threads + substeps * ((5 * dk + valueTile + 2 + 3) / 4 * 4);
         stagedFloats = stateStride = workspaceHalfBytes = stageHalfBytes = 0;
         decode->setAttr("rec.schedule",
                         schedule(floats * 4, 0, 0, "f32, registers"));

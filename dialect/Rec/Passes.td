@@ -189,7 +189,8 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
     Option<"decodeQuads", "decode-quads", "int64_t", "-1",
            "Decode: 1 keeps a thread's rows of the state consecutive, so "
            "that the key-axis vectors applied to them load four rows at a "
-           "time (fewer shared loads, a few more registers); 0 strided rows; "
+           "time where a thread's rows come in whole fours (fewer shared "
+           "loads, a few more registers); 0 strided rows; "
            "-1 (default): 1 where a token has two or more sub-steps">,
     Option<"products", "products", "std::string", "\"tf32\"",
            "The tensor-core products of the kernels for 16-bit outputs: "

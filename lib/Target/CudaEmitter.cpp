@@ -2270,7 +2270,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     // The state slice lives in registers: thread (group, c) holds column c
     // of the value tile at rows group + GROUPS * i, or with decode quads at
     // rows group * ROWS + i, so that a warp's loads and stores of S are
-    // whole 128-byte rows (a warp is one group, or whole groups). With
+    // whole 128-byte rows (a warp's lanes hold consecutive columns of one
+    // row, or of one row for each of its groups). With
     // quads the key-axis vectors a thread applies to its rows load four
     // rows at a time (16-byte shared loads, a warp's all one broadcast):
     // fewer shared loads, which limit a token of several sub-steps, for a

@@ -61,11 +61,19 @@
 // The erase sub-step reads
 // bᵀS and writes nothing, the delta sub-step reads and writes, and the
 // read qᵀS comes after it.
+// With two sub-steps a token the vectors are padded to four floats (every
+// one 16-byte aligned) and a thread's rows come in fours where they fill DK.
+// EDA: constexpr int VECTORS = (5 * DK + BV + 2 + 3) / 4 * 4;
+// EDA: constexpr int QUAD = ROWS % 4 == 0 && ROWS * GROUPS == DK ? 4 : 1;
 // EDA: #define RKC_DECODE_BLOCKS 5
 // EDA: #define RKC_DECODE_BOUNDS __launch_bounds__(THREADS, RKC_DECODE_BLOCKS)
 // EDA: extern "C" __global__ void RKC_DECODE_BOUNDS
 // EDA-NEXT: rkc_eda_decode_kernel(const Params p) {
 // EDA: float s[ROWS];
+// EDA-NEXT: #pragma unroll
+// EDA-NEXT: for (int i = 0; i < ROWS; ++i) {
+// EDA-NEXT: const int d = group * ROWS + i;
+// EDA-NEXT: s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + d * DV] : 0.f;
 // EDA: if (warp == 0) {
 // EDA-NEXT: float r0[2];
 // EDA-NEXT: decode_s0_gate_values(p, row, t, hv, r0);
@@ -128,6 +136,11 @@
 // STRIDED: const int d = group + GROUPS * i;
 // STRIDED-NEXT: if (d < DK)
 // STRIDED-NEXT: part += w[d] * s[i];
+// STRIDED: float s[ROWS];
+// STRIDED-NEXT: #pragma unroll
+// STRIDED-NEXT: for (int i = 0; i < ROWS; ++i) {
+// STRIDED-NEXT: const int d = group + GROUPS * i;
+// STRIDED-NEXT: s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + d * DV] : 0.f;
 // STRIDED: s[i] *= gate0[d];
 // STRIDED-NEXT: s[i] -= strengths0[0] * along0[d] * u0;
 // STRIDED: s[i] += strengths1[1] * key1[d] * value1[c];
@@ -159,7 +172,7 @@
 
 // --decode-blocks 0 leaves the decode kernel's registers to ptxas; more
 // blocks of 512 threads than an SM holds are an error.
-// DBLOG: threads=256 prefetch=0 decode-blocks=0 products=bf16
+// DBLOG: threads=256 prefetch=0 decode-blocks=0 decode-quads=auto products=bf16
 // BADBLOCKS: error: @deltanet: rec-schedule: decode-blocks (5) must be -1, 0 or a number of blocks of 512 threads an SM holds (2048 threads)
 
 // DeltaNet has no decay: no exponential anywhere in its kernels. Its k is

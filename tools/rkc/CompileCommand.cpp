@@ -126,8 +126,9 @@ cl::opt<int64_t> decodeQuads(
     "decode-quads", cl::sub(compileCommand), cl::init(-1),
     cl::desc("1: the decode kernel keeps a thread's rows of the state "
              "consecutive, so that the key-axis vectors load four rows at a "
-             "time (fewer shared loads, a few more registers); 0: strided "
-             "rows; -1 (default): 1 where a token has two or more sub-steps"),
+             "time where a thread's rows come in whole fours (fewer shared "
+             "loads, a few more registers); 0: strided rows; -1 (default): 1 "
+             "where a token has two or more sub-steps"),
     cl::cat(compileCategory));
 cl::opt<std::string> products(
     "products", cl::sub(compileCommand), cl::init("bf16"),
@@ -440,9 +441,9 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << " decode-blocks="
       << (request.decodeBlocks < 0 ? std::string("auto")
                                    : std::to_string(request.decodeBlocks))
-      << (request.decodeQuads < 0
-              ? ""
-              : " decode-quads=" + std::to_string(request.decodeQuads))
+      << " decode-quads="
+      << (request.decodeQuads < 0 ? std::string("auto")
+                                  : std::to_string(request.decodeQuads))
       << " products=" << request.products
       << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B, decode "

@@ -186,6 +186,12 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
     Option<"decodeBlocks", "decode-blocks", "int64_t", "-1",
            "Blocks an SM the decode kernel's registers leave room for: 0 "
            "lets ptxas choose, -1 as many as 48 registers a thread allow">,
+    Option<"decodeQuads", "decode-quads", "int64_t", "-1",
+           "Decode: 1 keeps a thread's rows of the state consecutive, so "
+           "that the key-axis vectors applied to them load four rows at a "
+           "time where a thread's rows come in whole fours (fewer shared "
+           "loads, a few more registers); 0 strided rows; "
+           "-1 (default): 1 where a token has two or more sub-steps">,
     Option<"products", "products", "std::string", "\"tf32\"",
            "The tensor-core products of the kernels for 16-bit outputs: "
            "tf32 (m16n8k8, float32 operands) or bf16 (m16n8k16, operands "

@@ -44,6 +44,7 @@ struct CudaSchedule {
   int64_t workspaceHalfLeanBytes = 0; // without raw input rows (0: none)
   int64_t stateStride = 0; // floats between rows of S in shared memory
   bool bf16Products = false; // tensor-core products on bf16 operands
+  bool decodeQuads = false; // decode: a thread's rows consecutive, vectors by 4
 
   bool read(Operation *op, std::string &error) {
     auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
@@ -74,6 +75,7 @@ struct CudaSchedule {
     stateStride = get("state_stride");
     auto products = dyn_cast_or_null<StringAttr>(dict.get("products"));
     bf16Products = products && products.getValue() == "bf16";
+    decodeQuads = get("decode_quads") != 0;
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
       return false;
@@ -118,7 +120,6 @@ public:
   }
 
   bool run(CudaKernels &out, std::string &error) {
-    CudaSchedule decodeSchedule;
     if (!s.read(chunkedOp, error) ||
         !decodeSchedule.read(decodeRec.getTransition(), error))
       return false;
@@ -2267,12 +2268,20 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   void emitDecodeKernel(llvm::raw_ostream &os) {
     // The state slice lives in registers: thread (group, c) holds column c
-    // of the value tile at rows group + GROUPS * i, so that a warp's loads
-    // and stores of S are whole 128-byte rows. Shared memory (sized by
+    // of the value tile at rows group + GROUPS * i, or with decode quads at
+    // rows group * ROWS + i, so that a warp's loads and stores of S are
+    // whole 128-byte rows (a warp's lanes hold consecutive columns of one
+    // row, or of one row for each of its groups). With
+    // quads the key-axis vectors a thread applies to its rows load four
+    // rows at a time (16-byte shared loads, a warp's all one broadcast):
+    // fewer shared loads, which limit a token of several sub-steps, for a
+    // few more registers (rec-schedule's decode_quads). Shared memory (sized by
     // rec-schedule) holds every sub-step's row vectors, all loaded before
     // the token's first sub-step (one barrier), and two buffers of partial
     // sums that the reductions over the key axis (bᵀS, qᵀS) take in turn,
     // one barrier each.
+    const bool quads = decodeSchedule.decodeQuads;
+    const std::string row = quads ? "group * ROWS + i" : "group + GROUPS * i";
     os << "// Decode: one block per (value tile, value head, sequence); per "
           "new token, the\n// sub-steps of rec.decode in order, the state "
           "slice read and written once and\n// kept in registers in "
@@ -2283,9 +2292,30 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "the value tile\");\n"
        << "// A sub-step's vectors in shared memory: gate (its exponential), "
           "erase_along,\n// read, key, query (DK each), value (BV), strength "
-          "and write strength.\n"
-       << "constexpr int VECTORS = 5 * DK + BV + 2;\n\n"
-       << "/// Σ_d w[d] S[d, c] over the block: each thread's rows, then the "
+          "and write strength"
+       << (quads ? "; a\n// multiple of four floats, so that every vector "
+                   "starts 16-byte aligned.\n"
+                   "constexpr int VECTORS = (5 * DK + BV + 2 + 3) / 4 * 4;\n"
+                 : ".\nconstexpr int VECTORS = 5 * DK + BV + 2;\n\n");
+    if (quads)
+      os << "// A thread's rows of S are ROWS consecutive ones from group * "
+            "ROWS: the key-axis\n// vectors that meet them load 16 bytes at a "
+            "time (QUAD = 4, one shared load\n// for four rows) where the rows "
+            "come in whole fours that fill DK; else one\n// at a time.\n"
+         << "constexpr int QUAD = ROWS % 4 == 0 && ROWS * GROUPS == DK ? 4 : "
+            "1;\n\n"
+         << "/// Rows j .. j + QUAD - 1 of the thread's rows of the key-axis "
+            "vector `w` (0 past DK).\n"
+         << "__device__ __forceinline__ void rowsOf(const float *w, int group, "
+            "int j, float (&out)[QUAD]) {\n"
+         << "  const int d = group * ROWS + j;\n"
+         << "  if constexpr (QUAD == 4) {\n"
+         << "    const float4 x = *reinterpret_cast<const float4 *>(w + d);\n"
+         << "    out[0] = x.x, out[1] = x.y, out[2] = x.z, out[3] = x.w;\n"
+         << "  } else {\n"
+         << "    out[0] = d < DK ? w[d] : 0.f;\n"
+         << "  }\n}\n\n";
+    os << "/// Σ_d w[d] S[d, c] over the block: each thread's rows, then the "
           "groups' partial\n/// sums, which every thread adds itself. "
           "`partial` (GROUPS x BV) alternates between\n/// two buffers from "
           "one sum to the next, so one barrier suffices: a thread writes\n"
@@ -2296,9 +2326,15 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "                                 int group, int c) {\n"
        << "  float part = 0.f;\n"
        << "#pragma unroll\n"
-       << "  for (int i = 0; i < ROWS; ++i) {\n"
-       << "    const int d = group + GROUPS * i;\n"
-       << "    if (d < DK)\n      part += w[d] * s[i];\n  }\n"
+       << (quads ? "  for (int j = 0; j < ROWS; j += QUAD) {\n"
+                   "    float x[QUAD];\n"
+                   "    rowsOf(w, group, j, x);\n"
+                   "#pragma unroll\n"
+                   "    for (int e = 0; e < QUAD; ++e)\n"
+                   "      part += x[e] * s[j + e];\n  }\n"
+                 : "  for (int i = 0; i < ROWS; ++i) {\n"
+                   "    const int d = group + GROUPS * i;\n"
+                   "    if (d < DK)\n      part += w[d] * s[i];\n  }\n")
        << "  partial[group * BV + c] = part;\n  __syncthreads();\n"
        << "  float sum = 0.f;\n"
        << "#pragma unroll\n"
@@ -2331,7 +2367,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  float s[ROWS];\n"
        << "#pragma unroll\n"
        << "  for (int i = 0; i < ROWS; ++i) {\n"
-       << "    const int d = group + GROUPS * i;\n"
+       << "    const int d = " << row << ";\n"
        << "    s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + "
           "d * DV] : 0.f;\n  }\n";
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
@@ -2385,20 +2421,43 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
             "+ κ k vᵀ\n";
       if (sub.eraseAlong >= 0)
         os << "    const float u" << n << " = " << sum("at" + n) << ";\n";
-      os << "#pragma unroll\n"
-         << "    for (int i = 0; i < ROWS; ++i) {\n"
-         << "      const int d = group + GROUPS * i < DK ? group + GROUPS * "
-            "i : 0;\n";
+      if (quads) {
+        // The key-axis vectors this sub-step applies, QUAD rows at a time.
+        SmallVector<std::pair<std::string, std::string>> rows;
+        if (sub.gate >= 0 && channel)
+          rows.push_back({"gate", "gate" + n});
+        if (sub.eraseAlong >= 0)
+          rows.push_back({"along", "along" + n});
+        if (sub.key >= 0)
+          rows.push_back({"key", "key" + n});
+        os << "#pragma unroll\n"
+           << "    for (int j = 0; j < ROWS; j += QUAD) {\n";
+        for (auto &[local, vector] : rows)
+          os << "      float " << local << "[QUAD];\n"
+             << "      rowsOf(" << vector << ", group, j, " << local << ");\n";
+        os << "#pragma unroll\n"
+           << "      for (int e = 0; e < QUAD; ++e) {\n";
+      } else {
+        os << "#pragma unroll\n"
+           << "    for (int i = 0; i < ROWS; ++i) {\n"
+           << "      const int d = group + GROUPS * i < DK ? group + GROUPS * "
+              "i : 0;\n";
+      }
+      // Row i, or row e of the quad from j; the vectors' values there.
+      const std::string at = quads ? "        s[j + e]" : "      s[i]";
+      auto of = [&](const std::string &local, const std::string &vector) {
+        return quads ? local + "[e]" : vector + n + "[d]";
+      };
       if (sub.gate >= 0)
-        os << "      s[i] *= gate" << n << "[" << (channel ? "d" : "0")
-           << "];\n";
+        os << at << " *= "
+           << (channel ? of("gate", "gate") : "gate" + n + "[0]") << ";\n";
       if (sub.eraseAlong >= 0)
-        os << "      s[i] -= strengths" << n << "[0] * along" << n
-           << "[d] * u" << n << ";\n";
+        os << at << " -= strengths" << n << "[0] * " << of("along", "along")
+           << " * u" << n << ";\n";
       if (sub.key >= 0)
-        os << "      s[i] += strengths" << n << "[1] * key" << n
-           << "[d] * value" << n << "[c];\n";
-      os << "    }\n";
+        os << at << " += strengths" << n << "[1] * " << of("key", "key")
+           << " * value" << n << "[c];\n";
+      os << (quads ? "      }\n    }\n" : "    }\n");
       if (sub.query >= 0)
         os << "    {\n      const float o = " << sum("query" + n) << ";\n"
            << "      if (group == 0)\n"
@@ -2411,7 +2470,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  if (p.a.final_state) {\n"
        << "#pragma unroll\n"
        << "    for (int i = 0; i < ROWS; ++i) {\n"
-       << "      const int d = group + GROUPS * i;\n"
+       << "      const int d = " << row << ";\n"
        << "      if (d < DK)\n"
        << "        p.a.final_state[base + d * DV] = s[i];\n    }\n  }\n"
        << "}\n";
@@ -2767,6 +2826,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   RecurrenceOp chunkedRec, decodeRec;
   ChunkedOp chunkedOp;
   CudaSchedule s;
+  CudaSchedule decodeSchedule; // rec.decode's: its own layout choices
   SpecPlan plan, decodePlan;
   std::string name;
   int64_t m = 1, C = 1;

@@ -712,9 +712,12 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
 
   DictionaryAttr schedule(int64_t sharedBytes, int64_t workspaceFloats = 0,
                           int64_t prepSharedBytes = 0,
-                          StringRef state = "f32, shared memory") {
+                          StringRef state = "f32, shared memory",
+                          bool quads = false) {
     Builder b(&getContext());
     SmallVector<NamedAttribute> extra;
+    if (quads) // decode only, named only when set
+      extra.push_back(b.getNamedAttr("decode_quads", b.getI64IntegerAttr(1)));
     if (stagedFloats)
       extra.push_back(b.getNamedAttr("stage_floats",
                                      b.getI64IntegerAttr(stagedFloats)));
@@ -792,6 +795,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       return fail("decode-blocks (" + Twine(decodeBlocks) +
                   ") must be -1, 0 or a number of blocks of " +
                   Twine(threads) + " threads an SM holds (2048 threads)");
+    if (decodeQuads < -1 || decodeQuads > 1)
+      return fail("decode-quads (" + Twine(decodeQuads) +
+                  ") must be -1, 0 or 1");
     if (products != "tf32" && products != "bf16")
       return fail("products must be tf32 or bf16, got '" +
                   Twine(products.getValue()) + "'");
@@ -831,14 +837,22 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         // The state slice is in registers; shared memory holds two buffers
         // of the reductions' partial sums (threads floats each) and every
         // sub-step's row vectors (five of dk, one of the value tile, two
-        // scalars), all loaded before the token's first sub-step: see the
-        // decode kernel.
+        // scalars; with decode quads padded to four floats, each vector
+        // 16-byte aligned), all loaded before the token's first sub-step:
+        // see the decode kernel. Quads by default where a token has two or
+        // more sub-steps: eda and deltaproduct decode 1.12-1.17x, while
+        // kda and deltanet (one sub-step) lose 3% to their extra registers
+        // (NOTES.md, decode quads).
         int64_t substeps = llvm::range_size(
             decode.getBody().front().getOps<SubstepOp>());
-        int64_t floats = 2 * threads + substeps * (5 * dk + valueTile + 2);
+        bool quads = decodeQuads >= 0 ? decodeQuads == 1 : substeps >= 2;
+        int64_t vectors = 5 * dk + valueTile + 2;
+        if (quads)
+          vectors = (vectors + 3) / 4 * 4;
+        int64_t floats = 2 * threads + substeps * vectors;
         stagedFloats = stateStride = workspaceHalfBytes = stageHalfBytes = 0;
-        decode->setAttr("rec.schedule",
-                        schedule(floats * 4, 0, 0, "f32, registers"));
+        decode->setAttr("rec.schedule", schedule(floats * 4, 0, 0,
+                                                 "f32, registers", quads));
       }
     });
   }

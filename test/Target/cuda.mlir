@@ -2,6 +2,9 @@
 // RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/eda.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --chunk-size 16 | FileCheck %s --check-prefix=LOG
 // RUN: FileCheck %s --check-prefix=EDA --input-file=%t/eda.cu
 // RUN: FileCheck %s --check-prefix=HEADER --input-file=%t/eda.h
+// RUN: rkc compile %rkc_src/examples/specs/eda.mlir -o %t.strided --split-scan 0 --no-fatbin --dk 64 --dv 64 --chunk-size 16 --decode-quads 0 | FileCheck %s --check-prefix=STRIDEDLOG
+// RUN: FileCheck %s --check-prefix=STRIDED --input-file=%t.strided/eda.cu
+// RUN: not rkc compile %rkc_src/examples/specs/eda.mlir -o %t.strided --no-fatbin --decode-quads 2 2>&1 | FileCheck %s --check-prefix=BADQUADS
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/eda_launch.c
 // RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=GDN --input-file=%t/gdn.cu
@@ -58,11 +61,19 @@
 // The erase sub-step reads
 // bᵀS and writes nothing, the delta sub-step reads and writes, and the
 // read qᵀS comes after it.
+// With two sub-steps a token the vectors are padded to four floats (every
+// one 16-byte aligned) and a thread's rows come in fours where they fill DK.
+// EDA: constexpr int VECTORS = (5 * DK + BV + 2 + 3) / 4 * 4;
+// EDA: constexpr int QUAD = ROWS % 4 == 0 && ROWS * GROUPS == DK ? 4 : 1;
 // EDA: #define RKC_DECODE_BLOCKS 5
 // EDA: #define RKC_DECODE_BOUNDS __launch_bounds__(THREADS, RKC_DECODE_BLOCKS)
 // EDA: extern "C" __global__ void RKC_DECODE_BOUNDS
 // EDA-NEXT: rkc_eda_decode_kernel(const Params p) {
 // EDA: float s[ROWS];
+// EDA-NEXT: #pragma unroll
+// EDA-NEXT: for (int i = 0; i < ROWS; ++i) {
+// EDA-NEXT: const int d = group * ROWS + i;
+// EDA-NEXT: s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + d * DV] : 0.f;
 // EDA: if (warp == 0) {
 // EDA-NEXT: float r0[2];
 // EDA-NEXT: decode_s0_gate_values(p, row, t, hv, r0);
@@ -92,15 +103,53 @@
 // EDA-NEXT: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
 // EDA-NEXT: const float u0 = columnSum(s, at0, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NOT: __syncthreads
-// EDA-NOT: s[i] += strengths0[1]
+// With two sub-steps a token, a thread's rows are consecutive (decode
+// quads): the erase sub-step's gate and erase direction load four rows at a
+// time, and the delta sub-step's erase direction and key.
+// EDA-NEXT: #pragma unroll
+// EDA-NEXT: for (int j = 0; j < ROWS; j += QUAD) {
+// EDA-NEXT: float gate[QUAD];
+// EDA-NEXT: rowsOf(gate0, group, j, gate);
+// EDA-NEXT: float along[QUAD];
+// EDA-NEXT: rowsOf(along0, group, j, along);
+// EDA-NEXT: #pragma unroll
+// EDA-NEXT: for (int e = 0; e < QUAD; ++e) {
+// EDA-NEXT: s[j + e] *= gate[e];
+// EDA-NEXT: s[j + e] -= strengths0[0] * along[e] * u0;
+// EDA-NEXT: }
+// EDA-NOT: strengths0[1]
 // EDA: // Sub-step 1:
 // EDA-NEXT: const float u1 = columnSum(s, at1, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NOT: __syncthreads
-// EDA: s[i] += strengths1[1] * key1[d] * value1[c];
+// EDA: rowsOf(key1, group, j, key);
+// EDA: s[j + e] += strengths1[1] * key[e] * value1[c];
 // EDA: const float o = columnSum(s, query1, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NEXT: if (group == 0)
 // EDA: __syncthreads();
+// EDA: const int d = group * ROWS + i;
 // EDA: p.a.final_state[base + d * DV] = s[i];
+
+// --decode-quads 0: rows group + GROUPS * i, each vector's element loaded
+// alone (the default where a token has one sub-step).
+// STRIDED: constexpr int VECTORS = 5 * DK + BV + 2;
+// STRIDED-NOT: QUAD
+// STRIDED: const int d = group + GROUPS * i;
+// STRIDED-NEXT: if (d < DK)
+// STRIDED-NEXT: part += w[d] * s[i];
+// STRIDED: float s[ROWS];
+// STRIDED-NEXT: #pragma unroll
+// STRIDED-NEXT: for (int i = 0; i < ROWS; ++i) {
+// STRIDED-NEXT: const int d = group + GROUPS * i;
+// STRIDED-NEXT: s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + d * DV] : 0.f;
+// STRIDED: s[i] *= gate0[d];
+// STRIDED-NEXT: s[i] -= strengths0[0] * along0[d] * u0;
+// STRIDED: s[i] += strengths1[1] * key1[d] * value1[c];
+// STRIDED: const int d = group + GROUPS * i;
+// STRIDED-NEXT: if (d < DK)
+// STRIDED-NEXT: p.a.final_state[base + d * DV] = s[i];
+
+// STRIDEDLOG: decode-blocks=auto decode-quads=0 products=bf16
+// BADQUADS: rkc compile: error: @eda: rec-schedule: decode-quads (2) must be -1, 0 or 1
 
 // HEADER: typedef struct rkc_eda_args {
 // HEADER-NEXT: rkc_tensor q; /* [B, T, H, dk] */
@@ -123,7 +172,7 @@
 
 // --decode-blocks 0 leaves the decode kernel's registers to ptxas; more
 // blocks of 512 threads than an SM holds are an error.
-// DBLOG: threads=256 prefetch=0 decode-blocks=0 products=bf16
+// DBLOG: threads=256 prefetch=0 decode-blocks=0 decode-quads=auto products=bf16
 // BADBLOCKS: error: @deltanet: rec-schedule: decode-blocks (5) must be -1, 0 or a number of blocks of 512 threads an SM holds (2048 threads)
 
 // DeltaNet has no decay: no exponential anywhere in its kernels. Its k is

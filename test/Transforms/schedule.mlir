@@ -8,6 +8,10 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked --rec-schedule="products=fp8" 2>&1 | FileCheck %s --check-prefix=PRODUCTS
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-decode --rec-schedule="decode-blocks=-3" 2>&1 | FileCheck %s --check-prefix=BLOCKS
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-decode --rec-schedule="threads=128 decode-blocks=0" | FileCheck %s --check-prefix=BLOCKS0
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-decode --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=QUADS
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-decode --rec-schedule="dk=128 dv=128 decode-quads=0" | FileCheck %s --check-prefix=NOQUADS
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-decode --rec-schedule="dk=128 dv=128 decode-quads=1" | FileCheck %s --check-prefix=KDAQUADS
+// RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-decode --rec-schedule="decode-quads=3" 2>&1 | FileCheck %s --check-prefix=BADQUADS
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-schedule="products=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
@@ -77,6 +81,16 @@
 // registers a thread allow (5 of 256 threads); 0 leaves it to ptxas.
 // BLOCKS: error: rec-schedule: decode-blocks (-3) must be -1, 0 or a number of blocks of 256 threads an SM holds (2048 threads)
 // BLOCKS0: rec.decode tokens(1) attributes {rec.schedule = {decode_blocks = 0 : i64,
+
+// Decode quads (a thread's rows consecutive, vectors loaded four rows at a
+// time) by default where a token has two or more sub-steps: EDA's two, each
+// sub-step's vectors padded to a multiple of four floats (5 x 128 + 32 + 2 =
+// 674 -> 676; 2 x 256 + 2 x 676 = 1864 floats); without, 2 x 674. KDA's one
+// sub-step takes them only when asked (1186 -> 1188 floats).
+// QUADS: rec.decode tokens(1) attributes {rec.schedule = {decode_blocks = 5 : i64, decode_quads = 1 : i64, {{.*}}shared_bytes = 7456 : i64
+// NOQUADS: rec.decode tokens(1) attributes {rec.schedule = {decode_blocks = 5 : i64, dk = 128 : i64, {{.*}}shared_bytes = 7440 : i64
+// KDAQUADS: rec.decode tokens(1) attributes {rec.schedule = {decode_blocks = 5 : i64, decode_quads = 1 : i64, {{.*}}shared_bytes = 4752 : i64
+// BADQUADS: error: rec-schedule: decode-quads (3) must be -1, 0 or 1
 // The default (tf32) goes unnamed; bf16 is named for the emitter.
 // BF16: rec.chunked {{.*}}rec.schedule = {{{.*}}products = "bf16"
 // OUTPHASE: error: rec-schedule: the out phase (rec-split-scan out-phase) has no kernels to schedule

@@ -122,6 +122,14 @@ cl::opt<int64_t> decodeBlocks(
              "(default -1: as many as 48 registers a thread allow; 0: "
              "nvcc chooses)"),
     cl::cat(compileCategory));
+cl::opt<int64_t> decodeQuads(
+    "decode-quads", cl::sub(compileCommand), cl::init(-1),
+    cl::desc("1: the decode kernel keeps a thread's rows of the state "
+             "consecutive, so that the key-axis vectors load four rows at a "
+             "time where a thread's rows come in whole fours (fewer shared "
+             "loads, a few more registers); 0: strided rows; -1 (default): 1 "
+             "where a token has two or more sub-steps"),
+    cl::cat(compileCategory));
 cl::opt<std::string> products(
     "products", cl::sub(compileCommand), cl::init("bf16"),
     cl::desc("Tensor-core products of the kernels for 16-bit outputs: bf16 "
@@ -247,6 +255,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.prefetch = request.prefetch;
   schedule.prepValueTile = request.prepValueTile;
   schedule.decodeBlocks = request.decodeBlocks;
+  schedule.decodeQuads = request.decodeQuads;
   schedule.scanSegments = request.scanSegments;
   schedule.products = request.products;
   std::vector<int64_t> candidates = {64, 32, 16, 8};
@@ -432,6 +441,9 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << " decode-blocks="
       << (request.decodeBlocks < 0 ? std::string("auto")
                                    : std::to_string(request.decodeBlocks))
+      << " decode-quads="
+      << (request.decodeQuads < 0 ? std::string("auto")
+                                  : std::to_string(request.decodeQuads))
       << " products=" << request.products
       << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B, decode "
@@ -766,6 +778,7 @@ int runCompile() {
   request.prepValueTile = prepValueTile;
   request.factorProducts = factorProducts;
   request.decodeBlocks = decodeBlocks;
+  request.decodeQuads = decodeQuads;
   request.scanSegments = scanSegments;
   request.products = products;
   request.splitScan = splitScan;

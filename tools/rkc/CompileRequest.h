@@ -33,6 +33,10 @@ struct CompileRequest {
   // choose, -1 as many as 48 registers a thread allow. Not a knob of
   // `rkc tune`, which times prefill.
   int64_t decodeBlocks = -1;
+  // 1: decode keeps a thread's rows of the state consecutive (key-axis
+  // vectors loaded four rows at a time); 0: strided rows; -1: 1 where a
+  // token has two or more sub-steps. Not a knob of `rkc tune` either.
+  int64_t decodeQuads = -1;
   // Split kernels: where the scan's blocks leave half the multiprocessors
   // free, each sequence's chunks run in this many segments, the prep of one
   // beside the scan of the one before (a second stream); 1: the prep, then

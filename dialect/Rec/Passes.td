@@ -183,6 +183,10 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
            "multiprocessors free, the launcher runs each sequence's chunks "
            "in this many segments, the prep of one beside the scan of the "
            "one before (a second stream); 1: the prep, then the scan">,
+    Option<"prepBlocks", "prep-blocks", "int64_t", "0",
+           "Split kernels: the prep kernel's launch bound asks for as many "
+           "blocks an SM as its shared memory allows, at most this many (1 "
+           "to 4, and at least 64 registers a thread); 0: at most 4">,
     Option<"decodeBlocks", "decode-blocks", "int64_t", "-1",
            "Blocks an SM the decode kernel's registers leave room for: 0 "
            "lets ptxas choose, -1 as many as 48 registers a thread allow">,

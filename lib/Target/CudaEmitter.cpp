@@ -38,6 +38,7 @@ struct CudaSchedule {
   int64_t decodeBlocks = 0; // decode's launch bound, blocks an SM (0: none)
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
+  int64_t prepBlocks = 4; // split kernels: the prep's launch bound, at most
   int64_t prepValueTile = 0; // split kernels: the prep's value-side columns
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
@@ -67,6 +68,8 @@ struct CudaSchedule {
     decodeBlocks = get("decode_blocks");
     workspaceFloats = get("workspace_floats");
     prepSharedBytes = get("prep_shared_bytes");
+    if (int64_t blocks = get("prep_blocks"))
+      prepBlocks = blocks;
     prepValueTile = get("prep_value_tile");
     stageFloats = get("stage_floats");
     workspaceHalfBytes = get("workspace_half_bytes");
@@ -2066,15 +2069,17 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << profilePrinter("rkc-profile-prep", prepBegin, profiledOps.size())
          << "}\n\n";
       // Blocks an SM the prep's shared memory allows (1 KB of an SM's
-      // reserved a block), at most 3: the prep kernel waits on latency,
-      // which more blocks hide, so its registers must not be what holds
-      // fewer blocks. An SM's shared memory depends on the architecture.
-      // At most as many as leave 64 registers a thread: 3 blocks of 512
-      // threads would leave 42, and spills.
+      // reserved a block), at most rec-schedule's prep-blocks (default 4):
+      // the prep kernel waits on latency, which more blocks hide, so its
+      // registers must not be what holds fewer blocks. An SM's shared
+      // memory depends on the architecture. At most as many as leave 64
+      // registers a thread: 3 blocks of 512 threads would leave 42, and
+      // spills (KDA's prep at 256 threads takes 79 registers for 3 blocks,
+      // 64 for 4 with 12 bytes of spills: 1.02x, GDN-2 1.07x; NOTES.md).
       os << "// The prep kernel's registers leave room for as many blocks an "
-            "SM as its shared\n// memory does (at most 3, and at least 64 "
-            "registers a thread).\n"
-         << blocksMacro("RKC_PREP_BLOCKS", s.prepSharedBytes, 3, 64)
+            "SM as its shared\n// memory does (at least 64 registers a "
+            "thread).\n"
+         << blocksMacro("RKC_PREP_BLOCKS", s.prepSharedBytes, s.prepBlocks, 64)
          << kernelPair("prep", "RKC_PREP_BLOCKS");
     }
     emitDecodeKernel(os);

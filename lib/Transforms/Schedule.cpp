@@ -14,7 +14,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <algorithm>
 #include <functional>
+#include <numeric>
 #include <limits>
 
 namespace rkc::rec {
@@ -126,6 +128,130 @@ void hoistPrepOps(Block &body, bool keepOrder) {
       op->moveAfter(after);
     lastGathered[last] = op;
   }
+}
+
+/// Roots beyond this many are not tried in every order (6! = 720 plans).
+constexpr size_t kMaxRootOrders = 6;
+
+/// The ops of `keySide` that no other op of it reads.
+SmallVector<Operation *> prepRoots(ArrayRef<Operation *> keySide) {
+  llvm::DenseSet<Operation *> set(keySide.begin(), keySide.end());
+  SmallVector<Operation *> roots;
+  for (Operation *op : keySide)
+    if (llvm::none_of(op->getUsers(),
+                      [&](Operation *user) { return set.contains(user); }))
+      roots.push_back(op);
+  return roots;
+}
+
+/// The ops of `set` that define `op`'s operands, in operand order, once each.
+SmallVector<Operation *> operandDefs(Operation *op,
+                                     const llvm::DenseSet<Operation *> &set) {
+  SmallVector<Operation *> defs;
+  for (Value x : op->getOperands())
+    if (Operation *def = x.getDefiningOp();
+        def && set.contains(def) && !llvm::is_contained(defs, def))
+      defs.push_back(def);
+  return defs;
+}
+
+/// Moves the prep ops ahead of every other op of `body`: the key-side ones
+/// depth first from `roots` (each root after the ops it needs, operands in
+/// order or, with `sethiUllman`, the most demanding first; `floats` an
+/// op's result size), then the value-side ones in their order. Prep ops read only
+/// prep ops (a chunk's prep runs before its scan), so any order of them
+/// that keeps definitions first is one the kernel may run; where one reads
+/// another op nothing moves.
+void orderPrepDepthFirst(Block &body, ArrayRef<Operation *> keySide,
+                         ArrayRef<Operation *> valueSide,
+                         ArrayRef<Operation *> roots, bool sethiUllman,
+                         llvm::function_ref<int64_t(Operation *)> floats) {
+  llvm::DenseSet<Operation *> prep(keySide.begin(), keySide.end());
+  prep.insert(valueSide.begin(), valueSide.end());
+  for (Operation *op : prep)
+    for (Value x : op->getOperands())
+      if (Operation *def = x.getDefiningOp();
+          def && def->getBlock() == &body && !prep.contains(def))
+        return;
+  llvm::DenseSet<Operation *> key(keySide.begin(), keySide.end()), done;
+  // Sethi-Ullman: the operand whose own evaluation needs the most floats
+  // beyond its result first, so that fewer results wait while it runs (a
+  // DAG's shared operands counted each time; the plan decides anyway).
+  llvm::DenseMap<Operation *, int64_t> needs;
+  std::function<int64_t(Operation *)> need = [&](Operation *op) -> int64_t {
+    if (auto it = needs.find(op); it != needs.end())
+      return it->second;
+    SmallVector<Operation *> defs = operandDefs(op, key);
+    llvm::stable_sort(defs, [&](Operation *a, Operation *b) {
+      return need(a) - floats(a) > need(b) - floats(b);
+    });
+    int64_t held = 0, peak = floats(op);
+    for (Operation *def : defs) {
+      peak = std::max(peak, held + need(def));
+      held += floats(def);
+    }
+    return needs[op] = std::max(peak, held + floats(op));
+  };
+  SmallVector<Operation *> order;
+  std::function<void(Operation *)> visit;
+  // An op whose operands are all there and which reads one of them last
+  // runs at once where it frees as many floats as its result takes (an
+  // exclusive cumsum: the gate rows go; a decay of rows in their place).
+  llvm::DenseSet<Operation *> emitted;
+  auto frees = [&](Operation *op) {
+    if (done.contains(op) ||
+        llvm::any_of(operandDefs(op, key),
+                     [&](Operation *def) { return !emitted.contains(def); }))
+      return false;
+    int64_t freed = 0;
+    for (Operation *def : operandDefs(op, key))
+      if (llvm::all_of(def->getUsers(), [&](Operation *user) {
+            return user == op || emitted.contains(user);
+          }))
+        freed += floats(def);
+    return freed > 0 && freed >= floats(op);
+  };
+  auto drain = [&] {
+    for (bool again = true; again;) {
+      again = false;
+      for (Operation *op : keySide)
+        if (frees(op)) {
+          visit(op);
+          again = true;
+          break;
+        }
+    }
+  };
+  visit = [&](Operation *op) {
+    if (!done.insert(op).second)
+      return;
+    SmallVector<Operation *> defs = operandDefs(op, key);
+    if (sethiUllman)
+      llvm::stable_sort(defs, [&](Operation *a, Operation *b) {
+        return need(a) - floats(a) > need(b) - floats(b);
+      });
+    for (Operation *def : defs)
+      visit(def);
+    order.push_back(op);
+    emitted.insert(op);
+    drain();
+  };
+  for (Operation *root : roots)
+    visit(root);
+  for (Operation *op : keySide) // (every one reaches a root; kept safe)
+    visit(op);
+  order.append(valueSide.begin(), valueSide.end());
+  Operation *anchor = nullptr;
+  for (Operation &op : body)
+    if (!prep.contains(&op)) {
+      anchor = &op;
+      break;
+    }
+  for (Operation *op : order)
+    if (anchor)
+      op->moveBefore(anchor);
+    else
+      op->moveBefore(&body, body.end());
 }
 
 struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
@@ -474,6 +600,30 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
             hoistPrepOps(body, /*keepOrder=*/gather == 2);
           sinkPrepOps(body, floats, evenTrade);
         });
+    // And depth first from the key-side ops that no other key-side op reads
+    // (the roots: what crosses to the scan or the value loop), in each order
+    // of them: a chain whose results only cross to the scan then runs whole
+    // while little else lives (KDA: the query rows, their Gram and decay
+    // before the erase Gram and its inverse, which live on into the value
+    // loop; 62 208 -> 54 016 bytes at chunk 32, four prep blocks an SM).
+    collect();
+    SmallVector<Operation *> roots = prepRoots(ArrayRef(prep).take_front(loopBegin));
+    if (roots.size() <= kMaxRootOrders) {
+      SmallVector<size_t> order(roots.size());
+      std::iota(order.begin(), order.end(), 0);
+      do {
+        for (bool sethiUllman : {false, true})
+          reorders.push_back([&, order, sethiUllman] {
+            collect();
+            SmallVector<Operation *> sorted = llvm::map_to_vector(
+                order, [&](size_t i) { return roots[i]; });
+            orderPrepDepthFirst(
+                body, ArrayRef(prep).take_front(loopBegin),
+                ArrayRef(prep).drop_front(loopBegin), sorted, sethiUllman,
+                [&](Operation *op) { return floats(op->getResult(0)); });
+          });
+      } while (std::next_permutation(order.begin(), order.end()));
+    }
     prepFloats = planPrep();
     SmallVector<Operation *> best = written;
     for (auto &reorder : reorders) {
@@ -743,6 +893,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepSharedBytes && prepCols != valueTile)
       extra.push_back(b.getNamedAttr("prep_value_tile",
                                      b.getI64IntegerAttr(prepCols)));
+    if (prepBlocks) // named only when set
+      extra.push_back(
+          b.getNamedAttr("prep_blocks", b.getI64IntegerAttr(prepBlocks)));
     if (products != "tf32") // named only when not the default
       extra.push_back(
           b.getNamedAttr("products", b.getStringAttr(products.getValue())));
@@ -795,6 +948,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       return fail("decode-blocks (" + Twine(decodeBlocks) +
                   ") must be -1, 0 or a number of blocks of " +
                   Twine(threads) + " threads an SM holds (2048 threads)");
+    if (prepBlocks < 0 || prepBlocks > 4)
+      return fail("prep-blocks (" + Twine(prepBlocks) +
+                  ") must be from 0 to 4");
     if (decodeQuads < -1 || decodeQuads > 1)
       return fail("decode-quads (" + Twine(decodeQuads) +
                   ") must be -1, 0 or 1");

@@ -59,60 +59,63 @@
 // PLAN: rkc tune: @eda from {{.*}}eda.mlir (dry run)
 // PLAN-NEXT: key       spec_hash={{[0-9a-f]+}} dk=128 dv=128 dtype=bf16 arch=sm_90a rkc_version={{[^ ]+}} gpu="TestGPU"
 // PLAN-NEXT: shape     B=1,T=8192,H=32,HV=32 (bucket bh=32,t=8192)
-// PLAN-NEXT: space     chunk-size {64, 32, 16, 8} x value-tile {16, 32, 64, 128} x threads {128, 256, 512} x prefetch {0, 1} x split-scan {0, 1} x factor-products {0, 1}: 192 schedules valid for dv = 128, factor-products 0 only (1 compiles the same kernels for this spec)
+// PLAN-NEXT: space     chunk-size {64, 32, 16, 8} x value-tile {16, 32, 64, 128} x threads {128, 256, 512} x prefetch {0, 1} x split-scan {0, 1} x factor-products {0, 1} x prep-blocks {0, 3}: 384 schedules valid for dv = 128, factor-products 0 only (1 compiles the same kernels for this spec)
 // The default is the split kernels (a prep kernel, then the scan kernel).
-// PLAN-NEXT: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0
-// PLAN-NEXT: [ 1/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0 (default): measure
+// PLAN-NEXT: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0
+// PLAN-NEXT: [ 1/384] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0 (default): measure
 // The default's neighbours come next, one knob changed; the default as one
 // kernel lowers and is measured.
-// PLAN-NEXT: [ 2/192] chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
-// PLAN: [{{ [3-9]|1[01]}}/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0: measure{{$}}
-// PLAN-NEXT: [{{ [3-9]|1[01]}}/192] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 1, factor-products 0: measure{{$}}
-// PLAN: chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
-// PLAN: chunk 64, value-tile 128, threads 256, prefetch 0, split-scan 0, factor-products 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 128); the limit is {{[0-9]+}}
-// PLAN: [192/192]
-// PLAN-NEXT: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned by the lowering, 0 in the database
+// PLAN-NEXT: [ 2/384] chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
+// PLAN: [{{ [3-9]|1[0-2]}}/384] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: measure{{$}}
+// EDA's prep (chunk 16) fits 3 blocks an SM: at most 3 is the default's
+// kernels again.
+// PLAN-NEXT: [{{ [3-9]|1[0-2]}}/384] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 3: pruned: the same kernels as chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0{{$}}
+// PLAN-NEXT: [{{ [3-9]|1[0-2]}}/384] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 1, factor-products 0, prep-blocks 0: measure{{$}}
+// PLAN: chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
+// PLAN: chunk 64, value-tile 128, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 128); the limit is {{[0-9]+}}
+// PLAN: [384/384]
+// PLAN-NEXT: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned (by the lowering, or the same kernels as another), 0 in the database
 
-// FACTOR: x factor-products {0, 1}: 384 schedules valid for dv = 128{{$}}
-// FACTOR-NEXT: default   chunk [[KCHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0
-// FACTOR: chunk [[KCHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 1: measure{{$}}
+// FACTOR: x factor-products {0, 1} x prep-blocks {0, 3}: 768 schedules valid for dv = 128{{$}}
+// FACTOR-NEXT: default   chunk [[KCHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0
+// FACTOR: chunk [[KCHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 1, prep-blocks 0: measure{{$}}
 // FACTOR: plan      {{[0-9]+}} to compile and measure
 
 // BUDGET: (default): measure
 // BUDGET: not measured (--budget 3)
-// BUDGET: plan      3 to compile and measure, {{[0-9]+}} pruned by the lowering, 0 in the database, {{[0-9]+}} over --budget
+// BUDGET: plan      3 to compile and measure, {{[0-9]+}} pruned (by the lowering, or the same kernels as another), 0 in the database, {{[0-9]+}} over --budget
 
 // RESUME: shape     B=1,T=8192,H=32,HV=32 (bucket bh=32,t=8192)
 // RESUME-NEXT: shape     B=4,T=2048,H=16,HV=16 (bucket bh=64,t=2048)
 // RESUME-NOT: shape
-// RESUME: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0
+// RESUME: default   chunk [[CHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0
 // RESUME-NEXT: (default): skip (in the database; bh=32,t=8192: ok 52.100 ms; bh=64,t=2048: ok 12.500 ms)
-// RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 1, factor-products 0: measure at bh=64,t=2048; the database has the other buckets
-// RESUME-DAG: chunk 8, value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0: measure at bh=32,t=8192; the database has the other buckets
-// RESUME-DAG: chunk 8, value-tile 16, threads 128, prefetch 0, split-scan 0, factor-products 0: measure at bh=64,t=2048; the database has the other buckets
+// RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 1, factor-products 0, prep-blocks 0: measure at bh=64,t=2048; the database has the other buckets
+// RESUME-DAG: chunk 8, value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: measure at bh=32,t=8192; the database has the other buckets
+// RESUME-DAG: chunk 8, value-tile 16, threads 128, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: measure at bh=64,t=2048; the database has the other buckets
 // A row's prefetch and split-scan are part of its schedule: the other values
 // are measured.
-// RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 0, split-scan 0, factor-products 0: measure{{$}}
-// RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 0, split-scan 1, factor-products 0: measure{{$}}
-// RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 0, factor-products 0: measure{{$}}
-// RESUME-DAG: chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 1, factor-products 0: measure{{$}}
-// RESUME-DAG: chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0: measure{{$}}
+// RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: measure{{$}}
+// RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0: measure{{$}}
+// RESUME-DAG: chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 0, factor-products 0, prep-blocks 0: measure{{$}}
+// RESUME-DAG: chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 1, factor-products 0, prep-blocks 0: measure{{$}}
+// RESUME-DAG: chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: measure{{$}}
 // Another GPU's row does not count, nor one measured on other code.
-// RESUME-DAG: chunk 8, value-tile 32, threads 512, prefetch 0, split-scan 0, factor-products 0: measure{{$}}
-// RESUME-DAG: chunk 8, value-tile 16, threads 256, prefetch 0, split-scan 0, factor-products 0: measure{{$}}
-// RESUME: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned by the lowering, 1 in the database
+// RESUME-DAG: chunk 8, value-tile 32, threads 512, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: measure{{$}}
+// RESUME-DAG: chunk 8, value-tile 16, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: measure{{$}}
+// RESUME: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned (by the lowering, or the same kernels as another), 1 in the database
 // SAMEBUCKET: note: --shape B=1,T=5000,H=32 falls in bucket bh=32,t=8192 with an earlier shape: skipped
 
 // WINNERS: # Tuning winners
 // WINNERS: ## @eda, spec {{[0-9a-f]+}}, dk 128, dv 128, bf16, TestGPU (sm_90a), rkc
 // WINNERS: | bucket | shape | default | default ms | winner | winner ms (p20-p80) | speed-up | ok / failed / pruned |
-// WINNERS: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0 | 52.100 | chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 1, factor-products 0 | 40.000 (39.900-40.200) | 1.30x | 3 / 1 / 0 |
-// WINNERS: | bh=64,t=2048 | B=4,T=2048,H=16,HV=16 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0 | 12.500 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0 (the default) | 12.500 (12.500-12.500) | 1.00x | 2 / 0 / 0 |
+// WINNERS: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0 | 52.100 | chunk 8, value-tile 64, threads 128, prefetch 1, split-scan 1, factor-products 0, prep-blocks 0 | 40.000 (39.900-40.200) | 1.30x | 3 / 1 / 0 |
+// WINNERS: | bh=64,t=2048 | B=4,T=2048,H=16,HV=16 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0 | 12.500 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0 (the default) | 12.500 (12.500-12.500) | 1.00x | 2 / 0 / 0 |
 
-// OTHERGPU: chunk 8, value-tile 32, threads 512, prefetch 0, split-scan 0, factor-products 0: skip (in the database: ok 30.000 ms)
+// OTHERGPU: chunk 8, value-tile 32, threads 512, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: skip (in the database: ok 30.000 ms)
 // OTHERGPU: plan      {{.*}}, 1 in the database
 // OTHERGPU: ## @eda, {{.*}}, OtherGPU (sm_90a)
-// OTHERGPU: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | - | - | chunk 8, value-tile 32, threads 512, prefetch 0, split-scan 0, factor-products 0 | 30.000 (30.000-30.000) | - | 1 / 0 / 0 |
+// OTHERGPU: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | - | - | chunk 8, value-tile 32, threads 512, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0 | 30.000 (30.000-30.000) | - | 1 / 0 / 0 |
 
 // BADKEY: rkc tune: error: --shape 'B=1,X=2': unknown key 'X' (expected B, T, H, HV)
 // NOHEADS: rkc tune: error: --shape 'B=1,T=64': T and H are required, e.g. B=1,T=8192,H=32
@@ -124,12 +127,12 @@
 // MISSING: rkc tune: error: {{.*}}missing-field.jsonl:2: missing "bucket"
 // NOGPU: rkc tune: error: no CUDA driver/GPU: {{.*}}(with --gpu and --arch, a database that has every schedule needs none)
 
-// LEFT: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned by the lowering, 3 in the database
+// LEFT: plan      {{[0-9]+}} to compile and measure, {{[0-9]+}} pruned (by the lowering, or the same kernels as another), 3 in the database
 // LEFT-NEXT: rkc tune: error: no CUDA driver/GPU: {{.*}}; {{[0-9]+}} schedules left to measure
 
-// OFFLINE: plan      0 to compile and measure, 0 pruned by the lowering, 192 in the database
+// OFFLINE: plan      0 to compile and measure, 0 pruned (by the lowering, or the same kernels as another), 384 in the database
 // (The table on stdout, the last line on stderr: in either order.)
-// OFFLINE-DAG: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0 | 256.{{[0-9]+}} | chunk {{[0-9]+}}, value-tile {{[0-9]+}}, threads 128, {{.*}} | 128.{{[0-9]+}} ({{.*}}) | 2.00x | 108 / 0 / 84 |
+// OFFLINE-DAG: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0 | 256.{{[0-9]+}} | chunk {{[0-9]+}}, value-tile {{[0-9]+}}, threads 128, {{.*}} | 128.{{[0-9]+}} ({{.*}}) | 2.00x | 124 / 0 / 260 |
 // OFFLINE-DAG: rkc tune: nothing to measure in {{.*}}full.jsonl; wrote {{.*}}full.md
 // OFFLINEMD: Written by `rkc tune` from `{{.*}}full.jsonl`.
 // OFFLINEMD: TestGPU (sm_90a)

@@ -22,7 +22,7 @@ mkdir -p "$work"
          -e 's/^  default   chunk \([0-9]*\),.*/s|@CHUNK@|\1|g/p' > "$work/db.sed"
 sed -f "$work/db.sed" "$inputs/tuning.jsonl.in" > "$work/tuning.jsonl"
 chunk=$(sed -n 's/.*@CHUNK@|\([0-9]*\)|.*/\1/p' "$work/db.sed")
-default=eda__c${chunk}_v32_t256_p0_s1_f0 winner=eda__c8_v64_t128_p1_s1_f0
+default=eda__c${chunk}_v32_t256_p0_s1_f0_b0 winner=eda__c8_v64_t128_p1_s1_f0_b0
 
 # 1. No kernels: the launcher as C, and the dispatch at run time.
 out=$work/nofatbin

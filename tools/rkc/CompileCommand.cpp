@@ -122,6 +122,13 @@ cl::opt<int64_t> decodeBlocks(
              "(default -1: as many as 48 registers a thread allow; 0: "
              "nvcc chooses)"),
     cl::cat(compileCategory));
+cl::opt<int64_t> prepBlocks(
+    "prep-blocks", cl::sub(compileCommand), cl::init(0),
+    cl::desc("Split kernels: the prep kernel's launch bound asks for as many "
+             "blocks an SM as its shared memory allows, at most this many "
+             "(1 to 4, and at least 64 registers a thread; default 0: at "
+             "most 4)"),
+    cl::cat(compileCategory));
 cl::opt<int64_t> decodeQuads(
     "decode-quads", cl::sub(compileCommand), cl::init(-1),
     cl::desc("1: the decode kernel keeps a thread's rows of the state "
@@ -256,6 +263,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.prepValueTile = request.prepValueTile;
   schedule.decodeBlocks = request.decodeBlocks;
   schedule.decodeQuads = request.decodeQuads;
+  schedule.prepBlocks = request.prepBlocks;
   schedule.scanSegments = request.scanSegments;
   schedule.products = request.products;
   std::vector<int64_t> candidates = {64, 32, 16, 8};
@@ -438,6 +446,9 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << (request.scanSegments == 4
               ? ""
               : " scan-segments=" + std::to_string(request.scanSegments))
+      << (request.prepBlocks
+              ? " prep-blocks=" + std::to_string(request.prepBlocks)
+              : "")
       << " decode-blocks="
       << (request.decodeBlocks < 0 ? std::string("auto")
                                    : std::to_string(request.decodeBlocks))
@@ -779,6 +790,7 @@ int runCompile() {
   request.factorProducts = factorProducts;
   request.decodeBlocks = decodeBlocks;
   request.decodeQuads = decodeQuads;
+  request.prepBlocks = prepBlocks;
   request.scanSegments = scanSegments;
   request.products = products;
   request.splitScan = splitScan;

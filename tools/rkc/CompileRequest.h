@@ -37,6 +37,9 @@ struct CompileRequest {
   // vectors loaded four rows at a time); 0: strided rows; -1: 1 where a
   // token has two or more sub-steps. Not a knob of `rkc tune` either.
   int64_t decodeQuads = -1;
+  // Split kernels: the prep kernel's launch bound asks for as many blocks an
+  // SM as its shared memory allows, at most this many (1 to 4); 0: at most 4.
+  int64_t prepBlocks = 0;
   // Split kernels: where the scan's blocks leave half the multiprocessors
   // free, each sequence's chunks run in this many segments, the prep of one
   // beside the scan of the one before (a second stream); 1: the prep, then

@@ -363,6 +363,16 @@ bool outOfResources(rkc_status status, StringRef message) {
          (status == RKC_ERROR_CUDA && message.contains("(701)"));
 }
 
+/// `text` with every occurrence of `symbol` read as `name`.
+std::string replaceSymbol(StringRef text, StringRef symbol, StringRef name) {
+  std::string out;
+  for (size_t at; (at = text.find(symbol)) != StringRef::npos;) {
+    out += text.take_front(at).str() + name.str();
+    text = text.drop_front(at + symbol.size());
+  }
+  return out + text.str();
+}
+
 std::string withoutSymbol(const std::string &error, const std::string &sym) {
   std::string prefix = "@" + sym + ": ";
   return StringRef(error).starts_with(prefix) ? error.substr(prefix.size())
@@ -542,8 +552,13 @@ int runTune() {
       });
     }
   }
-  // The candidates, lowered (a schedule the lowering rejects is pruned).
+  // The candidates, lowered (a schedule the lowering rejects is pruned, and
+  // so is one whose kernels, its symbol aside, are an earlier one's: a knob
+  // that changes nothing for this spec or with these other values, e.g. the
+  // prep's blocks an SM where its shared memory allows no more, or without
+  // a prep kernel).
   std::vector<Candidate> candidates;
+  std::map<std::string, std::string> sameKernels; // code hash -> schedule
   for (const Schedule &schedule : orderCandidates(defaultSchedule, space)) {
     Candidate c;
     c.schedule = schedule;
@@ -554,10 +569,19 @@ int runTune() {
     OwningOpRef<ModuleOp> holder;
     rec::RecurrenceOp renamed = renamedSpec(spec.recurrence, c.symbol, holder);
     int64_t chunk = 0;
-    if (emitKernels(renamed, c.request, c.kernels, chunk, error))
+    if (emitKernels(renamed, c.request, c.kernels, chunk, error)) {
       c.codeHash = codeHash(c.kernels);
-    else
+      CudaKernels named = c.kernels;
+      for (std::string *text : {&named.header, &named.device, &named.launcher})
+        *text = replaceSymbol(replaceSymbol(*text, c.symbol, name),
+                              StringRef(c.symbol).upper(), StringRef(name).upper());
+      auto [it, first] =
+          sameKernels.try_emplace(codeHash(named), schedule.describe());
+      if (!first)
+        c.pruned = "the same kernels as " + it->second;
+    } else {
       c.pruned = withoutSymbol(error, c.symbol);
+    }
     candidates.push_back(std::move(c));
   }
   out << "  space     " << describeSpace() << ": " << candidates.size()
@@ -635,7 +659,8 @@ int runTune() {
     }
   }
   out << "  plan      " << toBuild << " to compile and measure, "
-      << prunedCount << " pruned by the lowering, " << knownCount
+      << prunedCount << " pruned (by the lowering, or the same kernels as "
+                         "another), " << knownCount
       << " in the database";
   if (overBudget)
     out << ", " << overBudget << " over --budget";

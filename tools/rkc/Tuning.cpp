@@ -48,6 +48,10 @@ const std::vector<Knob> &scheduleKnobs() {
       // it does not change.
       {"factor_products", "factor-products", "factor-products", "f", {0, 1},
        &CompileRequest::factorProducts},
+      // The prep kernel's blocks an SM, at most (0: at most 4, where its
+      // shared memory allows; 3: at most 3, more registers a thread).
+      {"prep_blocks", "prep-blocks", "prep-blocks", "b", {0, 3},
+       &CompileRequest::prepBlocks},
   };
   return knobs;
 }

@@ -606,6 +606,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     // while little else lives (KDA: the query rows, their Gram and decay
     // before the erase Gram and its inverse, which live on into the value
     // loop; 62 208 -> 54 016 bytes at chunk 32, four prep blocks an SM).
+    // Taken only where it fits more prep blocks an SM: the order itself
+    // costs (GDN and DeltaProduct at (1, 32768, 16), same blocks an SM:
+    // 0.92x and 0.87x; NOTES.md).
+    size_t depthFirstBegin = reorders.size();
     collect();
     SmallVector<Operation *> roots = prepRoots(ArrayRef(prep).take_front(loopBegin));
     if (roots.size() <= kMaxRootOrders) {
@@ -626,15 +630,29 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     }
     prepFloats = planPrep();
     SmallVector<Operation *> best = written;
-    for (auto &reorder : reorders) {
+    // Prep blocks an SM (1 KB of it reserved a block), at most 4.
+    auto blocks = [&](int64_t floats) {
+      return std::min<int64_t>(4, (maxSharedBytes + 1024) / (floats * 4 + 1024));
+    };
+    int64_t depthFirstFloats = std::numeric_limits<int64_t>::max();
+    SmallVector<Operation *> depthFirstBest;
+    for (auto [i, reorder] : llvm::enumerate(reorders)) {
       for (Operation *op : written)
         op->moveBefore(&body, body.end());
       reorder();
       collect();
-      if (int64_t floats = planPrep(); floats < prepFloats) {
+      int64_t floats = planPrep();
+      if (i >= depthFirstBegin) {
+        if (floats < depthFirstFloats)
+          depthFirstFloats = floats, depthFirstBest = all;
+      } else if (floats < prepFloats) {
         prepFloats = floats;
         best = all;
       }
+    }
+    if (!depthFirstBest.empty() && blocks(depthFirstFloats) > blocks(prepFloats)) {
+      prepFloats = depthFirstFloats;
+      best = depthFirstBest;
     }
     for (Operation *op : best)
       op->moveBefore(&body, body.end());

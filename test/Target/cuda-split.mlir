@@ -287,11 +287,11 @@
 // BAD: split-scan (2) must be 0 or 1
 
 // The prep kernel's launch bounds ask for the blocks its shared memory allows
-// an SM: KDA's prep (62208 bytes at dk = dv = 128) fits 3 in an sm_90 SM's
-// 228 KB, 2 in sm_80's 164 KB, 1 in 100 KB.
+// an SM, at most 4: KDA's prep (54016 bytes at dk = dv = 128) fits 4 in an
+// sm_90 SM's 228 KB, 3 in sm_80's 164 KB, 1 in 100 KB.
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks --no-fatbin | FileCheck %s --check-prefix=BLOCKSLOG
 // RUN: FileCheck %s --check-prefix=BLOCKS --input-file=%t/blocks/kda.cu
-// BLOCKSLOG: prep 62208 B
+// BLOCKSLOG: prep 54016 B
 // The scan's ask for as many as its shared memory allows, at most 2: here 1
 // (ptxas would otherwise spend registers on occupancy it cannot have).
 // BLOCKS: #ifndef RKC_PREFILL_BLOCKS
@@ -303,6 +303,18 @@
 // 2 prep blocks (64 registers; 3 would leave 42).
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks512 --no-fatbin --threads 512 > /dev/null
 // RUN: FileCheck %s --check-prefix=BLOCKS512 --input-file=%t/blocks512/kda.cu
+// --prep-blocks 3 caps them at 3 (79 registers a thread for KDA, no spills);
+// the log names it.
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks3 --no-fatbin --prep-blocks 3 | FileCheck %s --check-prefix=BLOCKS3LOG
+// RUN: FileCheck %s --check-prefix=BLOCKS3 --input-file=%t/blocks3/kda.cu
+// RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks5 --no-fatbin --prep-blocks 5 2>&1 | FileCheck %s --check-prefix=BLOCKS5
+// BLOCKS3LOG: threads=256 prefetch=0 prep-blocks=3 decode-blocks=auto
+// BLOCKS3: #ifndef RKC_PREP_BLOCKS
+// BLOCKS3-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// BLOCKS3-NEXT: #define RKC_PREP_BLOCKS 3
+// BLOCKS3-NEXT: #elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870
+// BLOCKS3-NEXT: #define RKC_PREP_BLOCKS 3
+// BLOCKS5: rkc compile: error: @kda: rec-schedule: prep-blocks (5) must be from 0 to 4
 // BLOCKS512: #ifndef RKC_PREFILL_BLOCKS
 // BLOCKS512-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // BLOCKS512-NEXT: #define RKC_PREFILL_BLOCKS 1
@@ -311,9 +323,9 @@
 // BLOCKS512-NEXT: #define RKC_PREP_BLOCKS 2
 // BLOCKS: #ifndef RKC_PREP_BLOCKS
 // BLOCKS-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-// BLOCKS-NEXT: #define RKC_PREP_BLOCKS 3
+// BLOCKS-NEXT: #define RKC_PREP_BLOCKS 4
 // BLOCKS-NEXT: #elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870
-// BLOCKS-NEXT: #define RKC_PREP_BLOCKS 2
+// BLOCKS-NEXT: #define RKC_PREP_BLOCKS 3
 // BLOCKS-NEXT: #else
 // BLOCKS-NEXT: #define RKC_PREP_BLOCKS 1
 

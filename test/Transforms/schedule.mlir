@@ -20,6 +20,9 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 products=bf16" | FileCheck %s --check-prefix=PREP
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-value-tile=32" | FileCheck %s --check-prefix=PREPTILE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-value-tile=48" 2>&1 | FileCheck %s --check-prefix=PREPTILEBAD
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=3" | FileCheck %s --check-prefix=PREPBLOCKS
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule | FileCheck %s --check-prefix=PREPBLOCKS0
+// RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=5" 2>&1 | FileCheck %s --check-prefix=PREPBLOCKSBAD
 
 // An elementwise op takes the place of the operand it maps when it reads it
 // last (each thread reads and writes back the same element): the decayed
@@ -40,11 +43,16 @@
 // KDA's prep at chunk 32: the exclusive cumsum is the inclusive one's rows a
 // row later (no place of its own, a zero row before the inclusive), the
 // products only the scan reads are stored into the workspace (no place
-// either), and the tiles are placed where they fit tightest: 62208 bytes, not
-// 98304, so that three prep blocks fit an SM (228 KB).
-// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 62208 : i64, prep_value_tile = 128 : i64
+// either), the tiles are placed where they fit tightest, and the prep ops
+// run depth first from what crosses to the scan, the query's chain (its rows,
+// Gram and decay) before the erase Gram's, whose inverse lives on into the
+// value loop: 54016 bytes, not 98304 (62208 in the chunk algorithm's order),
+// so that four prep blocks fit an SM (228 KB).
+// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 54016 : i64, prep_value_tile = 128 : i64
 // PREP: rec.chunk.cumsum %[[G:[0-9]+]] {{{.*}}rec.prep_smem_offset = [[#INCL:]] : i64{{.*}}rec.zero_row_before}
 // PREP-NEXT: rec.chunk.cumsum %[[G]] {exclusive, rec.phase = "prep", rec.prep_smem_offset = [[#INCL-128]] : i64, rec.shifted_view}
+// PREP: rec.chunk.gram {{.*}} mask(lower)
+// PREP: rec.chunk.gram {{.*}} mask(strict)
 // PREP: rec.chunk.matmul {{.*}}rec.to_scan = "all", rec.to_workspace
 // INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213504
 // INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
@@ -101,3 +109,9 @@
 // PREPTILE-NOT: prep_value_tile
 // PREPTILE-SAME: value_tile = 32 : i64
 // PREPTILEBAD: error: rec-schedule: the prep value tile (48) must be 0 or a multiple of the value tile (32) dividing dv = 128
+
+// The prep kernel's blocks an SM, at most: named in the schedule only when
+// set (0, the default, is at most 4).
+// PREPBLOCKS: rec.schedule = {{{.*}}prep_blocks = 3 : i64
+// PREPBLOCKS0-NOT: prep_blocks
+// PREPBLOCKSBAD: rec-schedule: prep-blocks (5) must be from 0 to 4

@@ -26,9 +26,9 @@ namespace {
 
 Schedule schedule(int64_t chunk, int64_t valueTile, int64_t threads,
                   int64_t prefetch, int64_t splitScan,
-                  int64_t factorProducts = 0) {
-  return Schedule{
-      {chunk, valueTile, threads, prefetch, splitScan, factorProducts}};
+                  int64_t factorProducts = 0, int64_t prepBlocks = 0) {
+  return Schedule{{chunk, valueTile, threads, prefetch, splitScan,
+                   factorProducts, prepBlocks}};
 }
 
 /// A complete ok row of a configuration "TestGPU", sm_90a, rkc 0.1.0.
@@ -75,12 +75,12 @@ TEST(ScheduleSpace, KnobsAndEnumeration) {
   EXPECT_THAT(keys,
               ::testing::ElementsAre("chunk_size", "value_tile", "threads",
                                      "prefetch", "split_scan",
-                                     "factor_products"));
+                                     "factor_products", "prep_blocks"));
   CompileRequest request;
-  EXPECT_EQ(enumerateSchedules(request).size(), 384u); // dv = 128
+  EXPECT_EQ(enumerateSchedules(request).size(), 768u); // dv = 128
   request.dv = 64;
   std::vector<Schedule> all = enumerateSchedules(request);
-  EXPECT_EQ(all.size(), 288u); // value tile 128 does not divide 64
+  EXPECT_EQ(all.size(), 576u); // value tile 128 does not divide 64
   for (const Schedule &s : all)
     EXPECT_EQ(64 % s.get("value_tile"), 0);
   // Prefetch and split-scan are valid whatever dv: half the schedules
@@ -91,18 +91,19 @@ TEST(ScheduleSpace, KnobsAndEnumeration) {
              (splitScan < 0 || s.get("split_scan") == splitScan);
     });
   };
-  EXPECT_EQ(count(1, -1), 144);
-  EXPECT_EQ(count(-1, 1), 144);
-  EXPECT_EQ(count(1, 1), 72);
+  EXPECT_EQ(count(1, -1), 288);
+  EXPECT_EQ(count(-1, 1), 288);
+  EXPECT_EQ(count(1, 1), 144);
   request.dv = 96;
-  EXPECT_EQ(enumerateSchedules(request).size(), 192u); // value tiles 16, 32
-  // The first knob varies slowest, the last (factor-products) fastest.
-  EXPECT_EQ(all.front(), schedule(64, 16, 128, 0, 0, 0));
-  EXPECT_EQ(all[1], schedule(64, 16, 128, 0, 0, 1));
-  EXPECT_EQ(all[2], schedule(64, 16, 128, 0, 1, 0));
-  EXPECT_EQ(all[4], schedule(64, 16, 128, 1, 0, 0));
-  EXPECT_EQ(all[8], schedule(64, 16, 256, 0, 0, 0));
-  EXPECT_EQ(all.back(), schedule(8, 64, 512, 1, 1, 1));
+  EXPECT_EQ(enumerateSchedules(request).size(), 384u); // value tiles 16, 32
+  // The first knob varies slowest, the last (prep-blocks) fastest.
+  EXPECT_EQ(all.front(), schedule(64, 16, 128, 0, 0, 0, 0));
+  EXPECT_EQ(all[1], schedule(64, 16, 128, 0, 0, 0, 3));
+  EXPECT_EQ(all[2], schedule(64, 16, 128, 0, 0, 1, 0));
+  EXPECT_EQ(all[4], schedule(64, 16, 128, 0, 1, 0, 0));
+  EXPECT_EQ(all[8], schedule(64, 16, 128, 1, 0, 0, 0));
+  EXPECT_EQ(all[16], schedule(64, 16, 256, 0, 0, 0, 0));
+  EXPECT_EQ(all.back(), schedule(8, 64, 512, 1, 1, 1, 3));
   std::set<Schedule> distinct(all.begin(), all.end());
   EXPECT_EQ(distinct.size(), all.size());
 }
@@ -115,8 +116,9 @@ TEST(ScheduleSpace, RequestRoundTripAndNames) {
   // 0 is "auto" for the chunk size, which does not search 0, and a value
   // for prefetch and split-scan, which do.
   EXPECT_EQ(s.describe(), "chunk auto, value-tile 32, threads 256, "
-                          "prefetch 0, split-scan 1, factor-products 0");
-  EXPECT_EQ(s.tag(), "c0_v32_t256_p0_s1_f0");
+                          "prefetch 0, split-scan 1, factor-products 0, "
+                          "prep-blocks 0");
+  EXPECT_EQ(s.tag(), "c0_v32_t256_p0_s1_f0_b0");
   Schedule t = schedule(16, 64, 128, 0, 1);
   t.applyTo(request);
   EXPECT_EQ(request.chunkSize, 16);
@@ -127,16 +129,17 @@ TEST(ScheduleSpace, RequestRoundTripAndNames) {
   EXPECT_EQ(Schedule::of(request), t);
   EXPECT_EQ(t.get("prefetch"), 0);
   EXPECT_EQ(t.get("split_scan"), 1);
-  EXPECT_EQ(t.tag(), "c16_v64_t128_p0_s1_f0");
+  EXPECT_EQ(t.tag(), "c16_v64_t128_p0_s1_f0_b0");
   EXPECT_EQ(t.describe(), "chunk 16, value-tile 64, threads 128, prefetch 0, "
-                          "split-scan 1, factor-products 0");
+                          "split-scan 1, factor-products 0, prep-blocks 0");
   EXPECT_EQ(t.toMap(),
             (std::map<std::string, int64_t>{{"chunk_size", 16},
                                             {"value_tile", 64},
                                             {"threads", 128},
                                             {"prefetch", 0},
                                             {"split_scan", 1},
-                                            {"factor_products", 0}}));
+                                            {"factor_products", 0},
+                                            {"prep_blocks", 0}}));
   llvm::json::Object object = t.toJSON();
   ASSERT_TRUE(object.getInteger("split_scan"));
   EXPECT_EQ(*object.getInteger("split_scan"), 1);
@@ -149,7 +152,7 @@ TEST(ScheduleSpace, RequestRoundTripAndNames) {
   EXPECT_EQ(request.splitScan, 0);
   EXPECT_EQ(request.factorProducts, 1);
   EXPECT_EQ(Schedule::of(request), u);
-  EXPECT_EQ(u.tag(), "c8_v32_t512_p1_s0_f1");
+  EXPECT_EQ(u.tag(), "c8_v32_t512_p1_s0_f1_b0");
   EXPECT_EQ(Schedule::fromMap(t.toMap()), t);
   std::map<std::string, int64_t> more = t.toMap();
   more["tensor_cores"] = 1; // a knob of another version
@@ -160,7 +163,8 @@ TEST(ScheduleSpace, RequestRoundTripAndNames) {
   EXPECT_THAT(describeSpace(),
               HasSubstr("chunk-size {64, 32, 16, 8} x value-tile {16, 32, "
                         "64, 128} x threads {128, 256, 512} x prefetch {0, "
-                        "1} x split-scan {0, 1} x factor-products {0, 1}"));
+                        "1} x split-scan {0, 1} x factor-products {0, 1} x "
+                        "prep-blocks {0, 3}"));
 }
 
 TEST(ScheduleSpace, DefaultFirstThenNeighbours) {
@@ -178,17 +182,18 @@ TEST(ScheduleSpace, DefaultFirstThenNeighbours) {
   };
   for (size_t i = 2; i < ordered.size(); ++i)
     EXPECT_LE(distance(ordered[i - 1]), distance(ordered[i]));
-  // The 11 neighbours (3 other chunk sizes, 3 value tiles, 2 thread counts,
-  // prefetch on, split-scan on, factored products) come next, in
-  // enumeration order.
-  for (size_t i = 1; i <= 11; ++i)
+  // The 12 neighbours (3 other chunk sizes, 3 value tiles, 2 thread counts,
+  // prefetch on, split-scan on, factored products, at most 3 prep blocks)
+  // come next, in enumeration order.
+  for (size_t i = 1; i <= 12; ++i)
     EXPECT_EQ(distance(ordered[i]), 1) << i;
-  EXPECT_EQ(distance(ordered[12]), 2);
+  EXPECT_EQ(distance(ordered[13]), 2);
   EXPECT_EQ(ordered[1], schedule(64, 32, 256, 0, 0));
-  EXPECT_EQ(ordered[5], schedule(16, 32, 256, 0, 0, 1));
-  EXPECT_EQ(ordered[6], schedule(16, 32, 256, 0, 1));
-  EXPECT_EQ(ordered[7], schedule(16, 32, 256, 1, 0));
-  EXPECT_EQ(ordered[11], schedule(8, 32, 256, 0, 0));
+  EXPECT_EQ(ordered[5], schedule(16, 32, 256, 0, 0, 0, 3));
+  EXPECT_EQ(ordered[6], schedule(16, 32, 256, 0, 0, 1));
+  EXPECT_EQ(ordered[7], schedule(16, 32, 256, 0, 1));
+  EXPECT_EQ(ordered[8], schedule(16, 32, 256, 1, 0));
+  EXPECT_EQ(ordered[12], schedule(8, 32, 256, 0, 0));
   // A default outside the space is still the first candidate.
   std::vector<Schedule> withOutsider =
       orderCandidates(schedule(16, 32, 96, 0, 0), all);
@@ -265,7 +270,8 @@ TEST(Database, RowRoundTrip) {
   // Every knob, keys sorted.
   EXPECT_THAT(line, HasSubstr("\"schedule\":{\"chunk_size\":16,"
                               "\"factor_products\":0,"
-                              "\"prefetch\":1,\"split_scan\":1,"
+                              "\"prefetch\":1,\"prep_blocks\":0,"
+                              "\"split_scan\":1,"
                               "\"threads\":256,\"value_tile\":64}"));
   Row back;
   std::string error;
@@ -369,7 +375,8 @@ TEST(Database, RowWithoutANewerKnob) {
   for (auto [key, on] : std::vector<std::pair<std::string, Schedule>>{
            {"prefetch", schedule(16, 32, 256, 1, 0)},
            {"split_scan", schedule(16, 32, 256, 0, 1)},
-           {"factor_products", schedule(16, 32, 256, 0, 0, 1)}}) {
+           {"factor_products", schedule(16, 32, 256, 0, 0, 1)},
+           {"prep_blocks", schedule(16, 32, 256, 0, 0, 0, 3)}}) {
     SCOPED_TRACE(key);
     Row r0 = row(off, "bh=32,t=8192", 5);
     std::string line = r0.toJSONLine();
@@ -428,6 +435,8 @@ TEST(Database, RowWithoutANewerKnob) {
   beforeSplit.erase(beforeSplit.find(splitScan0), splitScan0.size());
   const std::string factor0 = "\"factor_products\":0,";
   beforeSplit.erase(beforeSplit.find(factor0), factor0.size());
+  const std::string blocks0 = "\"prep_blocks\":0,";
+  beforeSplit.erase(beforeSplit.find(blocks0), blocks0.size());
   ASSERT_THAT(beforeSplit, HasSubstr("\"prefetch\":1,\"threads\":128"));
   Row old;
   std::string error;
@@ -436,7 +445,8 @@ TEST(Database, RowWithoutANewerKnob) {
   EXPECT_EQ(old.toJSONLine(), line);
   std::string beforeBoth = row(off, "bh=32,t=8192", 5).toJSONLine();
   for (const char *field :
-       {"\"prefetch\":0,", "\"split_scan\":0,", "\"factor_products\":0,"})
+       {"\"prefetch\":0,", "\"split_scan\":0,", "\"factor_products\":0,",
+        "\"prep_blocks\":0,"})
     beforeBoth.erase(beforeBoth.find(field), std::string(field).size());
   ASSERT_THAT(beforeBoth, HasSubstr("\"schedule\":{\"chunk_size\":16,"
                                     "\"threads\":256,\"value_tile\":32}"));
@@ -530,18 +540,18 @@ TEST(Winners, PerBucket) {
       HasSubstr(
           "| bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | "
           "chunk 16, value-tile 32, threads 256, "
-          "prefetch 0, split-scan 0, factor-products 0 | 50.000 | chunk 8, "
+          "prefetch 0, split-scan 0, factor-products 0, prep-blocks 0 | 50.000 | chunk 8, "
           "value-tile 64, threads 128, prefetch 1, "
-          "split-scan 1, factor-products 0 | 40.000 (40.000-40.000) | "
+          "split-scan 1, factor-products 0, prep-blocks 0 | 40.000 (40.000-40.000) | "
           "1.25x | 4 / 1 / 1 |"));
   EXPECT_THAT(
       table,
       HasSubstr(
           "| bh=4,t=128 | B=1,T=8192,H=32,HV=32 | chunk "
           "16, value-tile 32, threads 256, prefetch 0, "
-          "split-scan 0, factor-products 0 | 2.000 | chunk 16, value-tile "
+          "split-scan 0, factor-products 0, prep-blocks 0 | 2.000 | chunk 16, value-tile "
           "32, threads 256, prefetch 0, split-scan 0, "
-          "factor-products 0 "
+          "factor-products 0, prep-blocks 0 "
           "(the default) | 2.000 (2.000-2.000) | 1.00x "
           "| 2 / 0 / 0 |"));
   // Another GPU, another section, with no default measured.
@@ -549,7 +559,7 @@ TEST(Winners, PerBucket) {
   EXPECT_THAT(
       table,
       HasSubstr("| - | - | chunk 8, value-tile 64, threads "
-                "128, prefetch 1, split-scan 1, factor-products 0 | 30.000 "
+                "128, prefetch 1, split-scan 1, factor-products 0, prep-blocks 0 | 30.000 "
                 "(30.000-30.000) | - | 1 / 0 / 0 |"));
 }
 

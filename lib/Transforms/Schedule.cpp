@@ -130,7 +130,8 @@ void hoistPrepOps(Block &body, bool keepOrder) {
   }
 }
 
-/// Roots beyond this many are not tried in every order (6! = 720 plans).
+/// Roots beyond this many are not tried in every order (6! orders, each
+/// two ways: 1440 plans; EDA's 7 would take 1.9 s a compile).
 constexpr size_t kMaxRootOrders = 6;
 
 /// The ops of `keySide` that no other op of it reads.
@@ -178,13 +179,15 @@ void orderPrepDepthFirst(Block &body, ArrayRef<Operation *> keySide,
   // beyond its result first, so that fewer results wait while it runs (a
   // DAG's shared operands counted each time; the plan decides anyway).
   llvm::DenseMap<Operation *, int64_t> needs;
-  std::function<int64_t(Operation *)> need = [&](Operation *op) -> int64_t {
+  std::function<int64_t(Operation *)> need;
+  auto demanding = [&](Operation *a, Operation *b) {
+    return need(a) - floats(a) > need(b) - floats(b);
+  };
+  need = [&](Operation *op) -> int64_t {
     if (auto it = needs.find(op); it != needs.end())
       return it->second;
     SmallVector<Operation *> defs = operandDefs(op, key);
-    llvm::stable_sort(defs, [&](Operation *a, Operation *b) {
-      return need(a) - floats(a) > need(b) - floats(b);
-    });
+    llvm::stable_sort(defs, demanding);
     int64_t held = 0, peak = floats(op);
     for (Operation *def : defs) {
       peak = std::max(peak, held + need(def));
@@ -227,9 +230,7 @@ void orderPrepDepthFirst(Block &body, ArrayRef<Operation *> keySide,
       return;
     SmallVector<Operation *> defs = operandDefs(op, key);
     if (sethiUllman)
-      llvm::stable_sort(defs, [&](Operation *a, Operation *b) {
-        return need(a) - floats(a) > need(b) - floats(b);
-      });
+      llvm::stable_sort(defs, demanding);
     for (Operation *def : defs)
       visit(def);
     order.push_back(op);
@@ -630,9 +631,15 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     }
     prepFloats = planPrep();
     SmallVector<Operation *> best = written;
-    // Prep blocks an SM (1 KB of it reserved a block), at most 4.
+    // Prep blocks an SM (1 KB of it reserved a block), at most what the
+    // launch bound asks for (the emitter's cap: prep-blocks, 4 by default,
+    // and at least 64 registers a thread). (The interpreter's limit is
+    // INT64_MAX: clamped.)
+    const int64_t cap = std::max<int64_t>(
+        1, std::min<int64_t>(prepBlocks ? prepBlocks : 4, 65536 / 64 / threads));
     auto blocks = [&](int64_t floats) {
-      return std::min<int64_t>(4, (maxSharedBytes + 1024) / (floats * 4 + 1024));
+      const int64_t sm = std::min<int64_t>(maxSharedBytes, 1 << 30) + 1024;
+      return std::min<int64_t>(cap, sm / (floats * 4 + 1024));
     };
     int64_t depthFirstFloats = std::numeric_limits<int64_t>::max();
     SmallVector<Operation *> depthFirstBest;
@@ -650,10 +657,16 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         best = all;
       }
     }
-    if (!depthFirstBest.empty() && blocks(depthFirstFloats) > blocks(prepFloats)) {
-      prepFloats = depthFirstFloats;
+    // Compared as they will be planned (their value columns chosen).
+    auto finalFloats = [&](ArrayRef<Operation *> order) {
+      for (Operation *op : order)
+        op->moveBefore(&body, body.end());
+      collect();
+      return choosePrepCols(planPrep);
+    };
+    if (!depthFirstBest.empty() &&
+        blocks(finalFloats(depthFirstBest)) > blocks(finalFloats(best)))
       best = depthFirstBest;
-    }
     for (Operation *op : best)
       op->moveBefore(&body, body.end());
     collect();

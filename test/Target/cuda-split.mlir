@@ -303,17 +303,19 @@
 // 2 prep blocks (64 registers; 3 would leave 42).
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks512 --no-fatbin --threads 512 > /dev/null
 // RUN: FileCheck %s --check-prefix=BLOCKS512 --input-file=%t/blocks512/kda.cu
-// --prep-blocks 3 caps them at 3 (79 registers a thread for KDA, no spills);
-// the log names it.
+// --prep-blocks 3 caps them at 3 (79 registers a thread for KDA, no spills),
+// and the prep keeps its former order (62208 bytes: the depth-first one
+// would fit no more blocks); the log names it.
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks3 --no-fatbin --prep-blocks 3 | FileCheck %s --check-prefix=BLOCKS3LOG
 // RUN: FileCheck %s --check-prefix=BLOCKS3 --input-file=%t/blocks3/kda.cu
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks5 --no-fatbin --prep-blocks 5 2>&1 | FileCheck %s --check-prefix=BLOCKS5
 // BLOCKS3LOG: threads=256 prefetch=0 prep-blocks=3 decode-blocks=auto
+// BLOCKS3LOG: prep 62208 B
 // BLOCKS3: #ifndef RKC_PREP_BLOCKS
 // BLOCKS3-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // BLOCKS3-NEXT: #define RKC_PREP_BLOCKS 3
 // BLOCKS3-NEXT: #elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870
-// BLOCKS3-NEXT: #define RKC_PREP_BLOCKS 3
+// BLOCKS3-NEXT: #define RKC_PREP_BLOCKS 2
 // BLOCKS5: rkc compile: error: @kda: rec-schedule: prep-blocks (5) must be from 0 to 4
 // BLOCKS512: #ifndef RKC_PREFILL_BLOCKS
 // BLOCKS512-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

@@ -23,6 +23,10 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=3" | FileCheck %s --check-prefix=PREPBLOCKS
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule | FileCheck %s --check-prefix=PREPBLOCKS0
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=5" 2>&1 | FileCheck %s --check-prefix=PREPBLOCKSBAD
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-blocks=3" | FileCheck %s --check-prefix=ORDER3
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 threads=512" | FileCheck %s --check-prefix=ORDER3
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 max-shared-bytes=9223372036854775807" | FileCheck %s --check-prefix=ORDER3
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=GDNORDER
 
 // An elementwise op takes the place of the operand it maps when it reads it
 // last (each thread reads and writes back the same element): the decayed
@@ -115,3 +119,10 @@
 // PREPBLOCKS: rec.schedule = {{{.*}}prep_blocks = 3 : i64
 // PREPBLOCKS0-NOT: prep_blocks
 // PREPBLOCKSBAD: rec-schedule: prep-blocks (5) must be from 0 to 4
+
+// The depth-first order is taken only where it fits more prep blocks an SM
+// than the launch bound allows otherwise: not with at most 3 blocks, nor at
+// 512 threads (64 registers a thread leave 2), nor without a limit (the
+// interpreter's); not for GDN, whose 45 KB already fit 4.
+// ORDER3: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 62208
+// GDNORDER: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 45456

@@ -7,6 +7,9 @@
 // KDA's delta factor has products that share a left operand: factored
 // products are a knob there (EDA's plan above searches 0 only).
 // RUN: rkc tune %rkc_src/examples/specs/kda.mlir --shape B=1,T=8192,H=32 --db %t.none.jsonl --dry-run --gpu TestGPU --arch sm_90a | FileCheck %s --check-prefix=FACTOR
+// KDA's prep at chunk 32 fits four blocks an SM: at most 3 is other kernels
+// (the launch bound, and the prep's former order), measured.
+// RUN: rkc tune %rkc_src/examples/specs/kda.mlir --shape B=1,T=8192,H=32 --db %t.none.jsonl --dry-run --gpu TestGPU --arch sm_90a | FileCheck %s --check-prefix=KDABLOCKS
 //
 // A database written by hand, keyed as this rkc keys its rows (spec hash,
 // version and default chunk size taken from the plan):
@@ -80,6 +83,9 @@
 // FACTOR-NEXT: default   chunk [[KCHUNK:[0-9]+]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0
 // FACTOR: chunk [[KCHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 1, prep-blocks 0: measure{{$}}
 // FACTOR: plan      {{[0-9]+}} to compile and measure
+
+// KDABLOCKS: default   chunk 32, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0
+// KDABLOCKS: chunk 32, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 3: measure{{$}}
 
 // BUDGET: (default): measure
 // BUDGET: not measured (--budget 3)

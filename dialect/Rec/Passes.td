@@ -160,7 +160,13 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
       chunk body (`rec.smem_offset`, in floats, after the state slice),
       planned from the tiles' live ranges so that dead tiles are reused;
       the total (`shared_bytes`) must stay within `max-shared-bytes`
-      (232448, sm_90's opt-in limit per block, by default).
+      (232448, sm_90's opt-in limit per block, by default);
+    - after `--rec-split-scan`, the prep kernel's own plan
+      (`rec.prep_smem_offset`, `prep_shared_bytes`), its ops reordered
+      (they are pure) where that needs fewer floats: sunk to their first
+      reader, gathered ahead of the scan ops, and depth first from what
+      crosses to the scan or the value loop, the last taken only where it
+      fits more prep blocks an SM.
 
     The result is a `rec.schedule` dictionary on `rec.chunked` and
     `rec.decode`; `rkc compile` prints CUDA from it.

@@ -27,6 +27,7 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 threads=512" | FileCheck %s --check-prefix=ORDER3
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 max-shared-bytes=9223372036854775807" | FileCheck %s --check-prefix=ORDER3
 // RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=GDNORDER
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=EDAORDER
 
 // An elementwise op takes the place of the operand it maps when it reads it
 // last (each thread reads and writes back the same element): the decayed
@@ -126,3 +127,6 @@
 // interpreter's); not for GDN, whose 45 KB already fit 4.
 // ORDER3: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 62208
 // GDNORDER: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 45456
+// EDA's prep has seven roots: their 5040 orders are not searched (two
+// seconds a compile), and its plan stays the gathered and sunk one.
+// EDAORDER: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 66112

@@ -13,6 +13,7 @@
 #include "Target/CudaEmitter.h"
 
 #include "Interpreter/SpecPlan.h"
+#include "Rec/Occupancy.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -38,7 +39,7 @@ struct CudaSchedule {
   int64_t decodeBlocks = 0; // decode's launch bound, blocks an SM (0: none)
   int64_t workspaceFloats = 0; // split kernels: floats a (chunk, value head)
   int64_t prepSharedBytes = 0; // split kernels: the prep kernel's
-  int64_t prepBlocks = 4; // split kernels: the prep's launch bound, at most
+  int64_t prepBlocks = rec::kDefaultPrepBlocks; // split kernels: the prep's launch bound, at most
   int64_t prepValueTile = 0; // split kernels: the prep's value-side columns
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
@@ -2092,9 +2093,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// sm_90, 164 KB on sm_80 and sm_87, 100 KB on the others.
   std::string blocksMacro(StringRef name, int64_t bytes, int64_t cap,
                           int64_t registers) const {
-    cap = std::max<int64_t>(1, std::min(cap, 65536 / registers / s.threads));
     auto blocks = [&](int64_t smBytes) {
-      return std::max<int64_t>(1, std::min(cap, smBytes / (bytes + 1024)));
+      return std::max<int64_t>(
+          1, rec::blocksAnSM(bytes, smBytes, cap, registers, s.threads));
     };
     std::string text;
     llvm::raw_string_ostream os(text);

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Rec/Occupancy.h"
 #include "Rec/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -631,15 +632,13 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     }
     prepFloats = planPrep();
     SmallVector<Operation *> best = written;
-    // Prep blocks an SM (1 KB of it reserved a block), at most what the
-    // launch bound asks for (the emitter's cap: prep-blocks, 4 by default,
-    // and at least 64 registers a thread). (The interpreter's limit is
-    // INT64_MAX: clamped.)
-    const int64_t cap = std::max<int64_t>(
-        1, std::min<int64_t>(prepBlocks ? prepBlocks : 4, 65536 / 64 / threads));
+    // Prep blocks an SM as the launch bound asks for them (the SM's shared
+    // memory one block's limit and its reserved 1 KB; the interpreter's
+    // limit, INT64_MAX, clamped).
     auto blocks = [&](int64_t floats) {
-      const int64_t sm = std::min<int64_t>(maxSharedBytes, 1 << 30) + 1024;
-      return std::min<int64_t>(cap, sm / (floats * 4 + 1024));
+      return blocksAnSM(floats * 4, std::min<int64_t>(maxSharedBytes, 1 << 30) + 1024,
+                        prepBlocks ? prepBlocks : kDefaultPrepBlocks, 64,
+                        threads);
     };
     int64_t depthFirstFloats = std::numeric_limits<int64_t>::max();
     SmallVector<Operation *> depthFirstBest;

@@ -304,7 +304,9 @@ private:
          << ", hv, p.value_heads);\n";
       int last = (in.rate == Rate::head ? 1 : 3);
       if (w)
-        os << "  float " << v << "[" << w << "];\n  loadRow<" << w << ">(p.a."
+        os << "  float " << v << "[" << w << "];\n  "
+           << (consecutiveRows ? "loadRowConsecutive<" : "loadRow<") << w
+           << ">(p.a."
            << in.name << ", " << base << ", p.a." << in.name << ".stride["
            << last << "], lane, " << v << ");\n";
       else
@@ -438,21 +440,35 @@ private:
 
   /// Stores a lane's values of a row (rowValueCount of them, `values`) to
   /// `dst`; `live` (when not empty) is a condition under which they are
-  /// stored, zeros otherwise.
+  /// stored, zeros otherwise. `consecutive`: the lane holds consecutive
+  /// elements (loadRowConsecutive), else every 32nd (loadRow).
   std::string rowStore(Axis axis, const std::string &values,
-                       const std::string &live,
-                       const std::string &indent) const {
+                       const std::string &live, const std::string &indent,
+                       bool consecutive = false) const {
     std::string x = live.empty() ? values + "[c]"
                                  : "(" + live + " ? " + values + "[c] : 0.f)";
+    std::string liveArg = live.empty() ? "true" : live;
     std::string text;
     llvm::raw_string_ostream os(text);
     switch (axis) {
     case Axis::key:
+      if (consecutive) {
+        os << indent << "storeRow<" << rowValueCount(axis)
+           << ">(dst, threadIdx.x % 32, " << values << ", " << liveArg
+           << ");\n";
+        break;
+      }
       os << indent << "for (int c = 0; c < " << rowValueCount(axis)
          << "; ++c)\n"
          << indent << "  dst[threadIdx.x % 32 + 32 * c] = " << x << ";\n";
       break;
     case Axis::value:
+      if (consecutive) {
+        os << indent << "storeRowColumns<" << rowValueCount(axis)
+           << ">(dst, threadIdx.x % 32, " << values << ", " << liveArg
+           << ", v0, " << valueCols() << ");\n";
+        break;
+      }
       os << indent << "for (int c = 0; c < " << rowValueCount(axis)
          << "; ++c) {\n"
          << indent << "  const int64_t d = threadIdx.x % 32 + 32 * c;\n"
@@ -1879,6 +1895,118 @@ __device__ __forceinline__ void loadRow(const rkc_tensor &t, int64_t base,
   }
 }
 
+/// The decode kernel's rows (one token's, latency-bound) are dealt out
+/// differently: a lane holds elements lane * N, ..., lane * N + N - 1, which
+/// it loads as one vector where the row's layout allows (unit stride,
+/// aligned) and stores to shared memory likewise (storeRow). The prep kernel
+/// keeps loadRow's: the same there measured slower (its code grows by both
+/// paths, 32 rows a block).
+///
+/// The 2- to 16-byte pieces such a vector is loaded in.
+template <int Bytes> struct Piece;
+template <> struct Piece<2> { using type = unsigned short; };
+template <> struct Piece<4> { using type = unsigned; };
+template <> struct Piece<8> { using type = uint2; };
+template <> struct Piece<16> { using type = uint4; };
+
+/// Whether N elements of type T load as whole pieces: 2 to 16 bytes, a power
+/// of two, or a multiple of 16 bytes.
+template <int N, typename T>
+constexpr bool kVectorRow = N * sizeof(T) <= 16 ? !(N * sizeof(T) & (N * sizeof(T) - 1))
+                                                 : N * sizeof(T) % 16 == 0;
+
+/// N consecutive elements of type T at x, where x is aligned to their size
+/// (or to 16 bytes, beyond it), in pieces of that size.
+template <int N, typename T>
+__device__ __forceinline__ void loadVector(const T *x, T (&out)[N]) {
+  constexpr int Bytes = N * (int)sizeof(T), Size = Bytes < 16 ? Bytes : 16;
+  using P = typename Piece<Size>::type;
+  union { P p[Bytes / Size]; T e[N]; } u;
+#pragma unroll
+  for (int k = 0; k < Bytes / Size; ++k)
+    u.p[k] = reinterpret_cast<const P *>(x)[k];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    out[i] = u.e[i];
+}
+
+/// A lane's N consecutive values of the row at x (elements `stride` apart):
+/// one vector load where the stride is 1 and the row aligned.
+template <int N, typename T>
+__device__ __forceinline__ void loadRowOf(const T *x, int64_t stride, int lane, float *out) {
+  x += (int64_t)lane * N * stride;
+  T e[N];
+  bool loaded = false;
+  if constexpr (kVectorRow<N, T>) {
+    constexpr int Size = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+    if (stride == 1 && !(reinterpret_cast<uintptr_t>(x) & (Size - 1))) {
+      loadVector<N>(x, e);
+      loaded = true;
+    }
+  }
+  if (!loaded)
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      e[i] = x[i * stride];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    out[i] = rkc::tile::toFloat(e[i]);
+}
+
+/// loadRow's values for the consecutive lanes (see loadVector).
+template <int N>
+[[maybe_unused]] __device__ __forceinline__ void loadRowConsecutive(const rkc_tensor &t, int64_t base,
+                                                   int64_t stride, int lane, float *out) {
+  switch (t.dtype) {
+  case RKC_BF16:
+    return loadRowOf<N>(static_cast<const __nv_bfloat16 *>(t.data) + base, stride, lane, out);
+  case RKC_F16:
+    return loadRowOf<N>(static_cast<const __half *>(t.data) + base, stride, lane, out);
+  default:
+    return loadRowOf<N>(static_cast<const float *>(t.data) + base, stride, lane, out);
+  }
+}
+
+/// Stores a lane's N values of a row (zeros where not `live`) to its elements
+/// of the row at dst: 16-byte stores where they line up, so that a warp's
+/// stores take the fewest wavefronts.
+template <int N>
+[[maybe_unused]] __device__ __forceinline__ void storeRow(float *dst, int lane, const float *v,
+                                         bool live) {
+  float *const at = dst + lane * N;
+  if (N % 4 == 0 && !(reinterpret_cast<uintptr_t>(at) & 15)) {
+#pragma unroll
+    for (int c = 0; c < N; c += 4)
+      *reinterpret_cast<float4 *>(at + c) = live ? make_float4(v[c], v[c + 1], v[c + 2], v[c + 3])
+                                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+  } else {
+#pragma unroll
+    for (int c = 0; c < N; ++c)
+      at[c] = live ? v[c] : 0.f;
+  }
+}
+
+/// The same for the columns [v0, v0 + width) of a value row, stored from dst[0]
+/// on: a lane's values are whole 4-element groups, each inside or outside.
+template <int N>
+[[maybe_unused]] __device__ __forceinline__ void storeRowColumns(float *dst, int lane, const float *v,
+                                                bool live, int64_t v0, int width) {
+  const int64_t first = (int64_t)lane * N;
+  if (N % 4 == 0 && !(v0 % 4) && !(width % 4) &&
+      !(reinterpret_cast<uintptr_t>(dst) & 15)) {
+#pragma unroll
+    for (int c = 0; c < N; c += 4)
+      if (first + c >= v0 && first + c < v0 + width)
+        *reinterpret_cast<float4 *>(dst + first + c - v0) =
+            live ? make_float4(v[c], v[c + 1], v[c + 2], v[c + 3]) : make_float4(0.f, 0.f, 0.f, 0.f);
+  } else {
+#pragma unroll
+    for (int c = 0; c < N; ++c)
+      if (first + c >= v0 && first + c < v0 + width)
+        dst[first + c - v0] = live ? v[c] : 0.f;
+  }
+}
+
 __device__ inline void store(const rkc_tensor &t, int64_t offset, float x) {
   switch (t.dtype) {
   case RKC_BF16:
@@ -2252,9 +2380,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   /// The row functions the decode kernel calls (one a distinct load).
   void emitDecodeRowFunctions(llvm::raw_ostream &os) {
+    consecutiveRows = true;
     for (const RoleLoad &load : decodeLoads())
       emitRowFunction(decodePlan, "decode", load.slot, load.role,
                       decodeAxis(load.role), os);
+    consecutiveRows = false;
   }
 
   /// The axis of a decode row vector: value, one float (the strengths) or
@@ -2410,7 +2540,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
              << "; ++c)\n        " << r << "[c] = __expf(" << r << "[c]);\n";
         for (const std::string &dst : loads[i].dsts)
           os << "      {\n        float *const dst = " << dst << ";\n"
-             << rowStore(axis, r, "", "        ") << "      }\n";
+             << rowStore(axis, r, "", "        ", /*consecutive=*/true)
+             << "      }\n";
       }
       os << "    }\n";
     }
@@ -2842,6 +2973,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   std::vector<std::string> profiledOps; // chunk ops, in kernel order
   bool split = false; // prep and scan kernels (--rec-split-scan)
   std::string emitting; // the kernel bodyText is writing: all, prep or scan
+  // Whether the row functions being written deal a lane consecutive elements
+  // (the decode kernel's; see loadRowConsecutive in the kernels' prelude).
+  bool consecutiveRows = false;
   bool writingPrep = false; // the prep kernel's body (its value columns: PBV)
   std::string unsupported; // a chunk op the emitter cannot print
   // Sums folded into the product before them (planFusedSums), per kernel:

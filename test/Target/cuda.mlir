@@ -33,6 +33,11 @@
 // EDA: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
 // EDA-NOT: prefill_s0_key
 // EDA-NOT: prefill_s0_value
+// The decode kernel's rows deal a lane consecutive elements, which it loads
+// as one vector where the row's layout allows (loadRowConsecutive), and
+// stores likewise (storeRow).
+// EDA: __device__ __forceinline__ void decode_s0_erase_along_values(
+// EDA: loadRowConsecutive<2>(p.a.e, row_e, p.a.e.stride[3], lane, e{{[0-9]+}});
 // EDA: template <bool TensorCores>
 // EDA-NEXT: __device__ __forceinline__ void prefill(const Params &p) {
 // EDA: for (int64_t t0 = tBegin; t0 < tEnd; t0 += C) {
@@ -81,8 +86,7 @@
 // EDA-NEXT: r0[c] = __expf(r0[c]);
 // EDA-NEXT: {
 // EDA-NEXT: float *const dst = gate0;
-// EDA-NEXT: for (int c = 0; c < 2; ++c)
-// EDA-NEXT: dst[threadIdx.x % 32 + 32 * c] = r0[c];
+// EDA-NEXT: storeRow<2>(dst, threadIdx.x % 32, r0, true);
 // EDA: if (warp == 4) {
 // EDA-NEXT: float r4[2];
 // EDA-NEXT: decode_s1_erase_along_values(p, row, t, hv, r4);
@@ -95,6 +99,10 @@
 // EDA-NEXT: decode_s1_strength_values(p, row, t, hv, r5);
 // EDA: float *const dst = strengths1;
 // EDA: float *const dst = strengths1 + 1;
+// The value row keeps the block's columns [v0, v0 + BV).
+// EDA: if (warp == 6) {
+// EDA: float *const dst = value1;
+// EDA-NEXT: storeRowColumns<2>(dst, threadIdx.x % 32, r6, true, v0, BV);
 // EDA: if (warp == 7) {
 // EDA-NEXT: float r7[2];
 // EDA-NEXT: decode_s1_query_values(p, row, t, hv, r7);

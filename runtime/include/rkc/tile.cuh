@@ -15,6 +15,7 @@
 #define RKC_TILE_CUH
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <stdint.h>
 #include <type_traits>
 
@@ -26,6 +27,7 @@ namespace tile {
 /// bf16 value is exact.
 __device__ inline float toFloat(float x) { return x; }
 __device__ inline float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ inline float toFloat(__half x) { return __half2float(x); }
 
 /// float32 to a workspace element type (round to nearest).
 template <typename T> __device__ inline T fromFloat(float x);

@@ -2,13 +2,14 @@
 # rkc compile SPEC with nvcc, then checks what an engine gets: the four
 # artifacts, sm_90a code in the fatbin, and a launcher and runtime that
 # compile as C. Exits 77 (ctest: skipped, reported as not run) without nvcc.
+# DK and DV (default 128) may follow.
 set -euo pipefail
-rkc=$1 spec=$2 out=$3
+rkc=$1 spec=$2 out=$3 dk=${4:-128} dv=${5:-128}
 nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 [ -x "$nvcc" ] || nvcc=$(command -v nvcc) || { echo "nvcc not found: not run"; exit 77; }
 name=$(basename "$spec" .mlir)
 rm -rf "$out"
-"$rkc" compile "$spec" -o "$out" --nvcc "$nvcc" --dk 128 --dv 128
+"$rkc" compile "$spec" -o "$out" --nvcc "$nvcc" --dk "$dk" --dv "$dv"
 for f in "$name.h" "$name.cu" "$name.fatbin" "${name}_launch.c"; do
   [ -s "$out/$f" ] || { echo "missing $f"; exit 1; }
 done

@@ -2486,6 +2486,13 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "#define RKC_DECODE_BOUNDS __launch_bounds__(THREADS, "
           "RKC_DECODE_BLOCKS)\n#else\n"
           "#define RKC_DECODE_BOUNDS __launch_bounds__(THREADS)\n#endif\n"
+       << "// With -DRKC_PROFILE_DECODE, every 1024th block prints for each "
+          "warp the cycles of\n// its last token: its row loads (to its "
+          "last store of them), its wait at the\n// barrier after them, and "
+          "the sums and updates after that (rkc-profile-decode).\n"
+       << "#ifdef RKC_PROFILE_DECODE\n"
+          "#define RKC_DECODE_STAMP(k) stamp[k] = clock64()\n#else\n"
+          "#define RKC_DECODE_STAMP(k) (void)0\n#endif\n"
        << "extern \"C\" __global__ void RKC_DECODE_BOUNDS\nrkc_"
        << name << "_decode_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
@@ -2498,6 +2505,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  (void)lane;\n"
        << "  float *const partials = smem; // two buffers of GROUPS x BV\n"
        << "  unsigned sums = 0; // reductions so far: which buffer is next\n"
+       << "#ifdef RKC_PROFILE_DECODE\n  long long stamp[4] = {};\n#endif\n"
        << "  const int64_t base = ((slot * p.value_heads + hv) * DK) * DV + "
           "v0 + c;\n"
        << "  float s[ROWS];\n"
@@ -2517,6 +2525,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  float *const strengths" << n << " = value" << n << " + BV;\n";
     }
     os << "  for (int64_t t = bos; t < eos; ++t) {\n"
+       << "    RKC_DECODE_STAMP(0);\n"
        << "    // Every sub-step's row vectors: the roles dealt to the warps in "
           "turn, a warp's\n    // rows all loaded before it stores any.\n";
     // The roles in order, dealt to the warps in turn; a warp with several
@@ -2545,7 +2554,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       }
       os << "    }\n";
     }
-    os << "    __syncthreads();\n";
+    os << "    RKC_DECODE_STAMP(1);\n    __syncthreads();\n"
+       << "    RKC_DECODE_STAMP(2);\n";
     auto sum = [&](const std::string &w) {
       return "columnSum(s, " + w +
              ", partials + (sums++ & 1u) * THREADS, group, c)";
@@ -2603,7 +2613,15 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
               "p.a.o.stride[3], o);\n    }\n";
     }
     // The next token's row loads overwrite the vectors read above.
-    os << "    __syncthreads();\n  }\n"
+    os << "    RKC_DECODE_STAMP(3);\n    __syncthreads();\n  }\n"
+       << "#ifdef RKC_PROFILE_DECODE\n"
+       << "  const long long block = blockIdx.x + gridDim.x * (blockIdx.y + "
+          "(long long)gridDim.y * blockIdx.z);\n"
+       << "  if (block % 1024 == 0 && lane == 0 && stamp[0])\n"
+       << "    printf(\"rkc-profile-decode block %lld warp %d loads %lld "
+          "barrier %lld sums %lld\\n\", block, warp,\n"
+       << "           stamp[1] - stamp[0], stamp[2] - stamp[1], stamp[3] - "
+          "stamp[2]);\n#endif\n"
        << "  if (p.a.final_state) {\n"
        << "#pragma unroll\n"
        << "    for (int i = 0; i < ROWS; ++i) {\n"

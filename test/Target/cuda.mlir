@@ -107,7 +107,11 @@
 // EDA-NEXT: float r7[2];
 // EDA-NEXT: decode_s1_query_values(p, row, t, hv, r7);
 // EDA-NOT: if (warp ==
-// EDA: __syncthreads();
+// With -DRKC_PROFILE_DECODE, clock stamps around the barrier after the row
+// loads (no code without it).
+// EDA: RKC_DECODE_STAMP(1);
+// EDA-NEXT: __syncthreads();
+// EDA-NEXT: RKC_DECODE_STAMP(2);
 // EDA-NEXT: // Sub-step 0: S ← Diag(exp g) S - α x (bᵀS) + κ k vᵀ
 // EDA-NEXT: const float u0 = columnSum(s, at0, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NOT: __syncthreads

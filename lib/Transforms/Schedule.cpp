@@ -203,12 +203,14 @@ void orderPrepDepthFirst(Block &body, ArrayRef<Operation *> keySide,
   // exclusive cumsum: the gate rows go; a decay of rows in their place).
   llvm::DenseSet<Operation *> emitted;
   auto frees = [&](Operation *op) {
-    if (done.contains(op) ||
-        llvm::any_of(operandDefs(op, key),
+    if (done.contains(op))
+      return false;
+    SmallVector<Operation *> defs = operandDefs(op, key);
+    if (llvm::any_of(defs,
                      [&](Operation *def) { return !emitted.contains(def); }))
       return false;
     int64_t freed = 0;
-    for (Operation *def : operandDefs(op, key))
+    for (Operation *def : defs)
       if (llvm::all_of(def->getUsers(), [&](Operation *user) {
             return user == op || emitted.contains(user);
           }))

@@ -36,19 +36,16 @@ SUMMARY = ("Duration", "Registers Per Thread", "Theoretical Occupancy",
 
 def run_once(args):
     """The profiled process: the kernels built beforehand, one call to warm
-    up and one that ncu records (--launch-skip 1)."""
+    up and one that ncu records (--launch-skip 1); the inputs compare.py
+    draws for the same shape."""
     import torch
-    from benchmark import Draw, draw_inputs
     from check import Kernels
-    d, draw = 128, Draw(1)
-    if args.decode:
-        (B, H), T = [int(x) for x in args.decode.split(",")], 1
-    else:
-        B, T, H = [int(x) for x in args.shape.split(",")]
-    x, _ = draw_inputs(args.spec, draw, B, T, H, d)
-    initial = 0.1 * draw.normal(B, H, d, d) if args.decode else None
-    o = torch.empty(B, T, H, d, device="cuda", dtype=torch.bfloat16)
-    final = torch.empty(B, H, d, d, device="cuda")
+    from compare import D, cases
+    shape = argparse.Namespace(spec=args.spec, shape=args.shape,
+                               decode=[args.decode] if args.decode else None)
+    _, x, initial, B, T, H = cases(shape)[0]
+    o = torch.empty(B, T, H, D, device="cuda", dtype=torch.bfloat16)
+    final = torch.empty(B, H, D, D, device="cuda")
     kernels = Kernels(args.folder, args.spec)
     for _ in range(2):
         kernels.call("decode" if args.decode else "prefill", x, o, initial, final)

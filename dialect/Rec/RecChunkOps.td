@@ -64,9 +64,10 @@ def Rec_ChunkRowsOp : Rec_ChunkOp<"rows"> {
   let description = [{
     The tile of the role's vector over the chunk's rows (or the slots its
     type keeps), from the sub-step table: `gate` g, `erase_along` x,
-    `read` b (= exp(g) ⊙ y, or y with `undecayed_read`), `strength` α,
-    `key` k, `value` v, `write_strength` κ, `query` scale · q. A sub-step
-    without the role contributes zeros, and so do padding rows.
+    `read` b (= exp(g) ⊙ y, or y with `undecayed_read`), `read_along` y
+    as it is, `strength` α, `key` k, `value` v, `write_strength` κ, `query`
+    scale · q. A sub-step without the role contributes zeros, and so do
+    padding rows.
   }];
   let arguments = (ins Rec_RowRole:$role);
   let results = (outs Rec_Tile:$result);

@@ -115,7 +115,8 @@ def Rec_RowRole : I32EnumAttr<"RowRole", "a per-row vector of the sub-step table
     I32EnumAttrCase<"key", 4>,
     I32EnumAttrCase<"value", 5>,
     I32EnumAttrCase<"write_strength", 6>,
-    I32EnumAttrCase<"query", 7>
+    I32EnumAttrCase<"query", 7>,
+    I32EnumAttrCase<"read_along", 8>
   ]> {
   let cppNamespace = "::rkc::rec";
 }

@@ -26,7 +26,7 @@ struct Tile {
 
 /// Per sub-step row of the current chunk, every role's vector.
 struct RowVectors {
-  std::vector<double> gate, eraseAlong, read, key, value, query;
+  std::vector<double> gate, eraseAlong, read, readAlong, key, value, query;
   double strength = 0, writeStrength = 0;
 };
 
@@ -245,6 +245,7 @@ private:
       r.gate.assign(dk, 0.0);
       r.eraseAlong.assign(dk, 0.0);
       r.read.assign(dk, 0.0);
+      r.readAlong.assign(dk, 0.0);
       r.key.assign(dk, 0.0);
       r.value.assign(dv, 0.0);
       r.query.assign(dk, 0.0);
@@ -267,6 +268,7 @@ private:
         if (s.eraseAlong >= 0) {
           copy(s.eraseAlong, r.eraseAlong);
           copy(s.readAlong, r.read);
+          r.readAlong = r.read;
           if (s.gate >= 0 && !s.undecayedRead) // b = exp(g) ⊙ y
             for (int64_t d = 0; d < dk; ++d)
               r.read[d] *= std::exp(r.gate[d]);
@@ -303,6 +305,9 @@ private:
         break;
       case RowRole::read:
         fill(r.read);
+        break;
+      case RowRole::read_along:
+        fill(r.readAlong);
         break;
       case RowRole::key:
         fill(r.key);

@@ -375,6 +375,7 @@ private:
     case RowRole::erase_along:
       return sub.eraseAlong;
     case RowRole::read:
+    case RowRole::read_along:
       return sub.readAlong;
     case RowRole::strength:
       return sub.strength;

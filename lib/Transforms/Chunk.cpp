@@ -64,15 +64,29 @@ public:
                           table[w].getWriteStrength();
                  });
 
-    // Gates: G_t (inclusive) and G_{t-1} (exclusive).
-    Value G, Gprev;
+    // The read vectors meet the state through e^{G_{t-1}}. Where each
+    // carries its own sub-step's decay (b = e^{g_t} ⊙ y, every rank-1
+    // factor that acts after the decay) e^{G_{t-1}} ⊙ b = e^{G_t} ⊙ y: the
+    // rows are y as it is (the erase rows themselves where y = x), decayed
+    // by the inclusive sum, and the exclusive sum is not needed.
+    bool readsAlong = llvm::none_of(rank1Slots, [&](int64_t s) {
+      return table[s].getUndecayedRead();
+    });
+    bool readsErased = llvm::all_of(rank1Slots, [&](int64_t s) {
+      return table[s].getReadAlong() == table[s].getEraseAlong();
+    });
+
+    // Gates: G_t (inclusive), and G_{t-1} (exclusive) for undecayed reads.
+    Value G, Gread;
     if (!gateSlots.empty()) {
       Value g = rows(RowRole::gate, gateSlots, gateAxis);
-      G = op<ChunkCumsumOp>(tile(Axis::chunk, {}, gateAxis), g, false);
-      Gprev = op<ChunkCumsumOp>(tile(Axis::chunk, {}, gateAxis), g, true);
+      G = Gread = op<ChunkCumsumOp>(tile(Axis::chunk, {}, gateAxis), g, false);
+      if (!readsAlong)
+        Gread = op<ChunkCumsumOp>(tile(Axis::chunk, {}, gateAxis), g, true);
     }
 
-    // The WY vectors: U = T⁻¹ ((B ⊙ e^{G_{t-1}}) S₀ + A_bk V).
+    // The WY vectors: U = T⁻¹ ((B ⊙ e^{G_{t-1}}) S₀ + A_bk V), B the read
+    // rows b (or y, decayed by G_t as above).
     // (A delta factor's key and write strength are its erase direction and
     // strength: their rows are loaded once.)
     Value X, alpha, negAlpha, kappa, K, V, U, Mbx;
@@ -105,18 +119,20 @@ public:
     if (!rank1Slots.empty()) {
       if (!X)
         X = rows(RowRole::erase_along, rank1Slots, Axis::key);
-      Value B = rows(RowRole::read, rank1Slots, Axis::key);
+      Value B = !readsAlong   ? rows(RowRole::read, rank1Slots, Axis::key)
+                : readsErased ? X
+                              : rows(RowRole::read_along, rank1Slots, Axis::key);
       negAlpha = op<ChunkNegOp>(
           tile(Axis::chunk, rank1Slots, Axis::one),
           alpha ? alpha : rows(RowRole::strength, rank1Slots, Axis::one));
-      Mbx = gram(B, X, Gprev, G, MaskKind::strict);
+      Mbx = gram(B, X, Gread, G, MaskKind::strict);
       Value Aba = op<ChunkScaleColsOp>(
           tile(Axis::chunk, rank1Slots, Axis::chunk, rank1Slots), Mbx,
           negAlpha);
       Value Tinv = op<ChunkUTInverseOp>(Aba.getType(), Aba);
       if (delta)
         Tinv = op<ChunkNegOp>(Tinv.getType(), Tinv);
-      Value Bd = Gprev ? op<ChunkDecayRowsOp>(B.getType(), B, Gprev) : B;
+      Value Bd = Gread ? op<ChunkDecayRowsOp>(B.getType(), B, Gread) : B;
       Value W = op<ChunkMatmulOp>(B.getType(), Tinv, Bd, false);
       U = op<ChunkMatmulOp>(tile(Axis::chunk, rank1Slots, Axis::value), W,
                             state, false);
@@ -124,7 +140,7 @@ public:
         Type abkType = tile(Axis::chunk, rank1Slots, Axis::chunk, writeSlots);
         Value Abk = shareGram
                         ? op<ChunkScaleColsOp>(abkType, Mbx, kappa)
-                        : gram(B, K, Gprev, G, MaskKind::strict);
+                        : gram(B, K, Gread, G, MaskKind::strict);
         Value AV = op<ChunkMatmulOp>(U.getType(), Abk, V, false);
         Value U0 = op<ChunkMatmulOp>(U.getType(), Tinv, AV, false);
         U = op<ChunkAddOp>(U.getType(), U, U0);

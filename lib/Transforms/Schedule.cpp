@@ -846,9 +846,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   }
 
   /// The input whose rows a crossing tile holds unchanged, or null: a row
-  /// of keys or values (roles key, value, erase_along) on every sub-step
-  /// slot the tile keeps, each slot's operand that one rec.input. (A read row
-  /// is decayed, a query row scaled, a strength or gate one float.)
+  /// of keys or values (roles key, value, erase_along, read_along) on every
+  /// sub-step slot the tile keeps, each slot's operand that one rec.input. (A
+  /// read row is decayed, a query row scaled, a strength or gate one float.)
   static InputOp rawInput(Operation &op, ChunkedOp chunked) {
     auto rows = dyn_cast<ChunkRowsOp>(op);
     if (!rows)
@@ -871,6 +871,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         break;
       case RowRole::erase_along:
         operand = step.getEraseAlong();
+        break;
+      case RowRole::read_along:
+        operand = step.getReadAlong();
         break;
       default:
         return {};

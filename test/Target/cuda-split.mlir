@@ -12,6 +12,8 @@
 // RUN: FileCheck %s --check-prefix=GDNSTAGED --input-file=%t.gdn32/gdn.cu
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=AUTOCHUNK
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn64 --no-fatbin --dk 128 --dv 128 --chunk-size 64 | FileCheck %s --check-prefix=ASKED
+// RUN: rm -rf %t.dplr && rkc compile %rkc_src/examples/specs/dplr.mlir -o %t.dplr --no-fatbin > /dev/null
+// RUN: FileCheck %s --check-prefix=SHIFTED --input-file=%t.dplr/dplr.cu
 
 // The automatic chunk of the split kernels is the largest whose scan stages
 // its workspace (DeltaNet: 64 fits only unstaged, 32 stages); a chunk asked
@@ -163,9 +165,9 @@
 // CHECK: { // kept for the scan: [[G]] (float)
 // CHECK-NEXT: float *const w = reinterpret_cast<float *>(ws + (TensorCores ? 0 : 0));
 // CHECK: w[e] = rkc::tile::fromFloat<float>([[G]][960 + e]);
-// The exclusive cumsum is the inclusive one's rows a row later: the
-// inclusive gets the zero row before it, the exclusive nothing to compute.
-// CHECK: // (the inclusive sum's rows shifted down by one, its zero row first)
+// KDA reads where it erases, after the decay: its read rows are the erase
+// rows decayed by the inclusive sum, with no exclusive sum.
+// CHECK-NOT: exclusive
 // CHECK: rec.chunk.gram
 // Value-side ops run once per prep value tile (PBV: here all of dv = 64,
 // whose plan needs no more shared memory than the value tile's), after the
@@ -283,15 +285,22 @@
 // PREFETCH-NEXT: prefetchRows(p.a.q, row, next, tokens, 1, hv, p.value_heads, DK);
 // PREFETCH: rec.chunk.rows gate
 
+// DPLR's b reads the state before the decay, through the exclusive cumsum:
+// that is the inclusive one's rows a row later, so the inclusive gets the
+// zero row before it and the exclusive has nothing to compute.
+// SHIFTED: // the zero row its shifted view starts with
+// SHIFTED: // (the inclusive sum's rows shifted down by one, its zero row first)
+// SHIFTED: rec.chunk.gram
+
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad --no-fatbin --split-scan 2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: split-scan (2) must be 0 or 1
 
 // The prep kernel's launch bounds ask for the blocks its shared memory allows
-// an SM, at most 4: KDA's prep (54016 bytes at dk = dv = 128) fits 4 in an
+// an SM, at most 4: KDA's prep (53504 bytes at dk = dv = 128) fits 4 in an
 // sm_90 SM's 228 KB, 3 in sm_80's 164 KB, 1 in 100 KB.
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks --no-fatbin | FileCheck %s --check-prefix=BLOCKSLOG
 // RUN: FileCheck %s --check-prefix=BLOCKS --input-file=%t/blocks/kda.cu
-// BLOCKSLOG: prep 54016 B
+// BLOCKSLOG: prep 53504 B
 // The scan's ask for as many as its shared memory allows, at most 2: here 1
 // (ptxas would otherwise spend registers on occupancy it cannot have).
 // BLOCKS: #ifndef RKC_PREFILL_BLOCKS
@@ -304,13 +313,13 @@
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks512 --no-fatbin --threads 512 > /dev/null
 // RUN: FileCheck %s --check-prefix=BLOCKS512 --input-file=%t/blocks512/kda.cu
 // --prep-blocks 3 caps them at 3 (79 registers a thread for KDA, no spills),
-// and the prep keeps its former order (62208 bytes: the depth-first one
+// and the prep keeps its former order (65536 bytes: the depth-first one
 // would fit no more blocks); the log names it.
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks3 --no-fatbin --prep-blocks 3 | FileCheck %s --check-prefix=BLOCKS3LOG
 // RUN: FileCheck %s --check-prefix=BLOCKS3 --input-file=%t/blocks3/kda.cu
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks5 --no-fatbin --prep-blocks 5 2>&1 | FileCheck %s --check-prefix=BLOCKS5
 // BLOCKS3LOG: threads=256 prefetch=0 prep-blocks=3 decode-blocks=auto
-// BLOCKS3LOG: prep 62208 B
+// BLOCKS3LOG: prep 65536 B
 // BLOCKS3: #ifndef RKC_PREP_BLOCKS
 // BLOCKS3-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // BLOCKS3-NEXT: #define RKC_PREP_BLOCKS 3
@@ -351,18 +360,18 @@
 // EDARAW: rkc::tile::copyAsync16(dst, x + inputRow(p.a.v, 2, row, t, 1, j, hv, p.value_heads) + v0 + c);
 
 // In the prep kernel a row op followed by another loads both rows before
-// storing either: one round trip to memory and one barrier (DeltaNet's
-// strengths and erase rows, 4 + 16 floats a thread of 256).
-// RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.pair --no-fatbin > /dev/null
-// RUN: FileCheck %s --check-prefix=ROWPAIR --input-file=%t.pair/deltanet.cu
+// storing either: one round trip to memory and one barrier (GDN's erase
+// rows and scalar gates, 16 + 4 floats a thread of 256).
+// RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.pair --no-fatbin > /dev/null
+// RUN: FileCheck %s --check-prefix=ROWPAIR --input-file=%t.pair/gdn.cu
 // ROWPAIR-LABEL: void prep(const Params &p)
-// ROWPAIR: rec.chunk.rows strength
-// ROWPAIR: prefill_s0_strength_values(p, row, t, hv, values[r]);
-// ROWPAIR: float values2[R2][4];
-// ROWPAIR: prefill_s0_erase_along_values(p, row, t, hv, values2[r]);
-// ROWPAIR: dst[0] = (live ? values[r][0] : 0.f);
-// ROWPAIR: dst[threadIdx.x % 32 + 32 * c] = (live ? values2[r][c] : 0.f);
+// ROWPAIR: rec.chunk.rows erase_along
+// ROWPAIR: prefill_s0_erase_along_values(p, row, t, hv, values[r]);
+// ROWPAIR: float values2[R2][1];
+// ROWPAIR: prefill_s0_gate_values(p, row, t, hv, values2[r]);
+// ROWPAIR: dst[threadIdx.x % 32 + 32 * c] = (live ? values[r][c] : 0.f);
+// ROWPAIR: dst[0] = (live ? values2[r][0] : 0.f);
 // ROWPAIR: __syncthreads();
 // ROWPAIR-NEXT: RKC_PROFILE_END
-// ROWPAIR-NEXT: rec.chunk.rows erase_along
+// ROWPAIR-NEXT: rec.chunk.rows gate
 // ROWPAIR-NEXT: // (loaded with the rows above)

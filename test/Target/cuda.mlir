@@ -23,14 +23,15 @@
 // LOG: wrote     eda.h, eda.cu, eda.json, rkc/runtime.h, rkc/runtime.c, rkc/tile.cuh
 // LOG: wrote     eda_launch.c
 
-// EDA's erase sub-step (slot 0) has rows for the UT system (its address and
-// decayed read vector) but no write: the key and value rows are slot 1's.
+// EDA's erase sub-step (slot 0) has rows for the UT system (its address,
+// which is also where it reads) but no write: the key and value rows are
+// slot 1's. Both sub-steps read after their decay, so the prefill loads no
+// read row: the erase rows decayed by the inclusive sum stand for it.
 // EDA: __device__ __forceinline__ void prefill_s0_erase_along_values(
 // A row's elements are loaded with the dtype switched on once (loadRow), so
 // that a lane's loads are in flight together.
 // EDA: loadRow<2>(p.a.e, row_e, p.a.e.stride[3], lane, e{{[0-9]+}});
-// EDA: __device__ __forceinline__ void prefill_s0_read_values(
-// EDA: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
+// EDA-NOT: prefill_s0_read
 // EDA-NOT: prefill_s0_key
 // EDA-NOT: prefill_s0_value
 // The decode kernel's rows deal a lane consecutive elements, which it loads
@@ -176,7 +177,9 @@
 // LAUNCH: return rkc_launch(&rkc_eda_module, "rkc_eda_decode_kernel", grid, block,
 
 // GDN's gate is a scalar: Gram products weigh a pair of rows by one exp
-// (one decay column), and the decayed read vector multiplies by a scalar.
+// (one decay column), and the decode kernel's decayed read vector
+// multiplies by a scalar.
+// GDN: __device__ __forceinline__ void decode_s0_read_values(
 // GDN: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}});
 // GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
 // GDN: rkc::tile::gram<TensorCores, 64>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,

@@ -16,19 +16,23 @@
 // EDA-NEXT: ^bb0(%[[S0:.*]]: !rec.tile<key, value>):
 // EDA-NEXT: %[[G0:.*]] = rec.chunk.rows gate : !rec.tile<chunk[0], key>
 // EDA-NEXT: %[[G:.*]] = rec.chunk.cumsum %[[G0]] : (!rec.tile<chunk[0], key>) -> !rec.tile<chunk, key>
-// EDA-NEXT: %[[GP:.*]] = rec.chunk.cumsum %[[G0]] {exclusive}
+// Both factors read where they erase, after the decay (b = e^g ⊙ x): the
+// read rows are the erase rows decayed by the inclusive sum, so there is no
+// exclusive sum and no read row of its own.
 // EDA-NEXT: %[[KAPPA:.*]] = rec.chunk.rows write_strength : !rec.tile<chunk[1], one>
 // EDA-NEXT: %[[V:.*]] = rec.chunk.rows value : !rec.tile<chunk[1], value>
 // EDA: %[[X:.*]] = rec.chunk.rows erase_along : !rec.tile<chunk, key>
-// EDA-NEXT: %[[B:.*]] = rec.chunk.rows read : !rec.tile<chunk, key>
-// EDA: %[[M:.*]] = rec.chunk.gram %[[B]], %[[X]] decay(%[[GP]], %[[G]]) mask(strict) : {{.*}} -> !rec.tile<chunk, chunk>
+// EDA-NOT: rec.chunk.rows read
+// EDA: %[[M:.*]] = rec.chunk.gram %[[X]], %[[X]] decay(%[[G]], %[[G]]) mask(strict) : {{.*}} -> !rec.tile<chunk, chunk>
 // EDA: %[[ABA:.*]] = rec.chunk.scale_cols %[[M]], {{.*}} -> !rec.tile<chunk, chunk>
 // EDA-NEXT: rec.chunk.ut_inverse %[[ABA]]
+// EDA: rec.chunk.decay_rows %[[X]], %[[G]]
 // EDA: %[[ABK:.*]] = rec.chunk.scale_cols %[[M]], %[[KAPPA]] : (!rec.tile<chunk, chunk>, !rec.tile<chunk[1], one>) -> !rec.tile<chunk, chunk[1]>
 // EDA-NEXT: rec.chunk.matmul %[[ABK]], %[[V]] : (!rec.tile<chunk, chunk[1]>, !rec.tile<chunk[1], value>) -> !rec.tile<chunk, value>
 // EDA: %[[Q:.*]] = rec.chunk.rows query : !rec.tile<chunk[1], key>
 // EDA: rec.chunk.gram %[[Q]], %[[X]] decay(%[[G]], %[[G]]) mask(lower) : {{.*}} -> !rec.tile<chunk[1], chunk>
 // EDA-NOT: rec.chunk.gram
+// EDA-NOT: exclusive
 // EDA: rec.chunk.output %{{.*}} : !rec.tile<chunk[1], value>
 // EDA: rec.chunk.yield %{{.*}} : !rec.tile<key, value>
 
@@ -61,7 +65,8 @@
 // KDA: %[[K:.*]] = rec.chunk.scale_rows %[[X]], %[[BETA]]
 // KDA-NOT: rec.chunk.rows key
 // KDA-NOT: rec.chunk.rows write_strength
-// KDA: rec.chunk.gram {{.*}} decay({{.*}}) mask(strict) : (!rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>)
+// KDA-NOT: rec.chunk.rows read
+// KDA: rec.chunk.gram %[[X]], %[[X]] decay({{.*}}) mask(strict) : (!rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>, !rec.tile<chunk, key>)
 // KDA: %[[TINV:.*]] = rec.chunk.ut_inverse
 // KDA-NEXT: rec.chunk.neg %[[TINV]]
 // KDA: %[[MQ:.*]] = rec.chunk.gram {{.*}} mask(lower)
@@ -75,13 +80,20 @@
 // GDN-2's factor is general: it reads at a (the read rows differ from the
 // erase rows), but it erases along k, where it also writes, so A_ba and
 // A_bk still share one Gram product (and A_qa, A_qk another).
+// It reads at a after the decay, so its read rows are a as it is, decayed
+// by the inclusive sum (G_t), not a ⊙ e^g by the exclusive one.
+// GDN2-NOT: exclusive
+// GDN2: %[[G:.*]] = rec.chunk.cumsum
 // GDN2: %[[X:.*]] = rec.chunk.rows erase_along : !rec.tile<chunk, key>
-// GDN2: %[[B:.*]] = rec.chunk.rows read : !rec.tile<chunk, key>
-// GDN2: rec.chunk.gram %[[B]], %[[X]]
+// GDN2: %[[B:.*]] = rec.chunk.rows read_along : !rec.tile<chunk, key>
+// GDN2: rec.chunk.gram %[[B]], %[[X]] decay(%[[G]], %[[G]])
 // GDN2: rec.chunk.gram
 // GDN2-NOT: rec.chunk.gram
 
-// DPLR erases along a but writes along k: four Gram products.
+// DPLR erases along a but writes along k: four Gram products. Its b reads
+// the state before the decay: the read rows meet it through G_{t-1}.
+// DPLR: rec.chunk.cumsum {{.*}} {exclusive}
+// DPLR: rec.chunk.rows read :
 // DPLR-COUNT-4: rec.chunk.gram
 // DPLR-NOT: rec.chunk.gram
 

@@ -14,10 +14,11 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-decode --rec-schedule="decode-quads=3" 2>&1 | FileCheck %s --check-prefix=BADQUADS
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-schedule="products=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
-// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
+// RUN: rkc-opt %rkc_src/examples/specs/gdn2.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 // RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SINK
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 products=bf16" | FileCheck %s --check-prefix=PREP
+// RUN: rkc-opt %rkc_src/examples/specs/dplr.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SHIFTED
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-value-tile=32" | FileCheck %s --check-prefix=PREPTILE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-value-tile=48" 2>&1 | FileCheck %s --check-prefix=PREPTILEBAD
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=3" | FileCheck %s --check-prefix=PREPBLOCKS
@@ -30,40 +31,44 @@
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=EDAORDER
 
 // An elementwise op takes the place of the operand it maps when it reads it
-// last (each thread reads and writes back the same element): the decayed
-// read rows take the read rows' place; a decay whose rows are read again
-// later (the query rows, by the output's Gram) gets a place of its own. Row
-// vectors sit apart from the large tiles, and KDA's prep at chunk 64 fits.
+// last (each thread reads and writes back the same element): GDN-2's
+// decayed read rows take the read rows' place; a decay whose rows are read
+// again later (the query rows, by the output's Gram) gets a place of its
+// own. Row vectors sit apart from the large tiles, and the prep at chunk 64
+// fits.
 // Where the scan stages what crosses (so that where a prep op stands matters
 // to the prep kernel alone), prep ops move to just before their first
 // reader, after gathering them ahead of the scan ops between them, where
 // that lowers the prep's peak: DeltaProduct's β k (read by the last prep op
 // only) no longer lives through the Grams. With the rest below, its prep
-// (chunk 16) takes 45504 bytes, not 78400.
-// SINK: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 45504
+// (chunk 16) takes 41280 bytes, not 78400.
+// SINK: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 41280
 // SINK: rec.chunk.gram
 // SINK: rec.chunk.gram
 // SINK: %[[BK:[0-9]+]] = rec.chunk.scale_rows %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "prep"
 // SINK-NEXT: rec.chunk.decay_to_end %[[BK]],
-// KDA's prep at chunk 32: the exclusive cumsum is the inclusive one's rows a
-// row later (no place of its own, a zero row before the inclusive), the
-// products only the scan reads are stored into the workspace (no place
-// either), the tiles are placed where they fit tightest, and the prep ops
-// run depth first from what crosses to the scan, the query's chain (its rows,
-// Gram and decay) before the erase Gram's, whose inverse lives on into the
-// value loop: 54016 bytes, not 98304 (62208 in the chunk algorithm's order),
-// so that four prep blocks fit an SM (228 KB).
-// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 54016 : i64, prep_value_tile = 128 : i64
-// PREP: rec.chunk.cumsum %[[G:[0-9]+]] {{{.*}}rec.prep_smem_offset = [[#INCL:]] : i64{{.*}}rec.zero_row_before}
-// PREP-NEXT: rec.chunk.cumsum %[[G]] {exclusive, rec.phase = "prep", rec.prep_smem_offset = [[#INCL-128]] : i64, rec.shifted_view}
+// KDA's prep at chunk 32: the products only the scan reads are stored into
+// the workspace (no place), the tiles are placed where they fit tightest,
+// and the prep ops run depth first from what crosses to the scan, the
+// query's chain (its rows, Gram and decay) before the erase Gram's, whose
+// inverse lives on into the value loop: 53504 bytes (65536 in the chunk
+// algorithm's order), so that four prep blocks fit an SM (228 KB). Its read
+// rows are the erase rows: no exclusive cumsum.
+// PREP: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 53504 : i64, prep_value_tile = 128 : i64
+// PREP-NOT: exclusive
 // PREP: rec.chunk.gram {{.*}} mask(lower)
 // PREP: rec.chunk.gram {{.*}} mask(strict)
 // PREP: rec.chunk.matmul {{.*}}rec.to_scan = "all", rec.to_workspace
+// DPLR reads the state before the decay: its exclusive cumsum is the
+// inclusive one's rows a row later (no place of its own, a zero row before
+// the inclusive).
+// SHIFTED: rec.chunk.cumsum %[[G:[0-9]+]] {{{.*}}rec.prep_smem_offset = [[#INCL:]] : i64{{.*}}rec.zero_row_before}
+// SHIFTED-NEXT: rec.chunk.cumsum %[[G]] {exclusive, rec.phase = "prep", rec.prep_smem_offset = [[#INCL-128]] : i64, rec.shifted_view}
 // INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213504
-// INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
+// INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read_along {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
 // INPLACE: rec.chunk.decay_rows %[[READ]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = [[AT]] : i64}
-// INPLACE: %[[Q:[0-9]+]] = rec.chunk.rows query {{{.*}}rec.prep_smem_offset = 32896 : i64}
-// INPLACE: rec.chunk.decay_rows %[[Q]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = 41088 : i64
+// INPLACE: %[[Q:[0-9]+]] = rec.chunk.rows query {{{.*}}rec.prep_smem_offset = 28800 : i64}
+// INPLACE: rec.chunk.decay_rows %[[Q]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = 45184 : i64
 // INPLACE: rec.chunk.gram %[[Q]]
 
 // The block's work and its shared memory: the state slice (64 rows of the
@@ -125,8 +130,8 @@
 // than the launch bound allows otherwise: not with at most 3 blocks, nor at
 // 512 threads (64 registers a thread leave 2), nor without a limit (the
 // interpreter's); not for GDN, whose 45 KB already fit 4.
-// ORDER3: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 62208
-// GDNORDER: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 45456
+// ORDER3: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 65536
+// GDNORDER: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 45312
 // EDA's prep has seven roots: their 5040 orders are not searched (two
 // seconds a compile), and its plan stays the gathered and sunk one.
-// EDAORDER: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 66112
+// EDAORDER: rec.chunked chunk_size(16) {{.*}}prep_shared_bytes = 56640

@@ -15,7 +15,6 @@
 // CHECK: rec.chunked chunk_size(16) substeps_per_token(1) attributes {rec.split_scan}
 // G is kept for the scan's decay_state, which reads its last row only.
 // CHECK: %[[G:[0-9]+]] = rec.chunk.cumsum %{{[0-9]+}} {rec.phase = "prep", rec.to_scan = "last_row"}
-// CHECK: rec.chunk.cumsum %{{[0-9]+}} {exclusive, rec.phase = "prep"}
 // The value rows are read by both phases: loaded again rather than kept.
 // CHECK: %[[V:[0-9]+]] = rec.chunk.rows value {rec.phase = "both"}
 // CHECK: rec.chunk.gram {{.*}} mask(strict) {rec.phase = "prep"}

@@ -70,9 +70,9 @@
 // kernel lowers and is measured.
 // PLAN-NEXT: [ 2/384] chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
 // PLAN: [{{ [3-9]|1[0-2]}}/384] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: measure{{$}}
-// EDA's prep (chunk 16) fits 3 blocks an SM: at most 3 is the default's
-// kernels again.
-// PLAN-NEXT: [{{ [3-9]|1[0-2]}}/384] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 3: pruned: the same kernels as chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0{{$}}
+// EDA's prep (chunk 16) fits 4 blocks an SM: at most 3 is other kernels,
+// measured.
+// PLAN-NEXT: [{{ [3-9]|1[0-2]}}/384] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 3: measure{{$}}
 // PLAN-NEXT: [{{ [3-9]|1[0-2]}}/384] chunk [[CHUNK]], value-tile 32, threads 256, prefetch 1, split-scan 1, factor-products 0, prep-blocks 0: measure{{$}}
 // PLAN: chunk 64, value-tile 32, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 32); the limit is {{[0-9]+}}
 // PLAN: chunk 64, value-tile 128, threads 256, prefetch 0, split-scan 0, factor-products 0, prep-blocks 0: pruned: rec-schedule: the chunk body needs {{[0-9]+}} bytes of shared memory (chunk of 64 tokens, dk = 128, value tile 128); the limit is {{[0-9]+}}
@@ -138,7 +138,7 @@
 
 // OFFLINE: plan      0 to compile and measure, 0 pruned (by the lowering, or the same kernels as another), 384 in the database
 // (The table on stdout, the last line on stderr: in either order.)
-// OFFLINE-DAG: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0 | 256.{{[0-9]+}} | chunk {{[0-9]+}}, value-tile {{[0-9]+}}, threads 128, {{.*}} | 128.{{[0-9]+}} ({{.*}}) | 2.00x | 124 / 0 / 260 |
+// OFFLINE-DAG: | bh=32,t=8192 | B=1,T=8192,H=32,HV=32 | chunk {{[0-9]+}}, value-tile 32, threads 256, prefetch 0, split-scan 1, factor-products 0, prep-blocks 0 | 256.{{[0-9]+}} | chunk {{[0-9]+}}, value-tile {{[0-9]+}}, threads 128, {{.*}} | 128.{{[0-9]+}} ({{.*}}) | 2.00x | 132 / 0 / 252 |
 // OFFLINE-DAG: rkc tune: nothing to measure in {{.*}}full.jsonl; wrote {{.*}}full.md
 // OFFLINEMD: Written by `rkc tune` from `{{.*}}full.jsonl`.
 // OFFLINEMD: TestGPU (sm_90a)

@@ -2427,6 +2427,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "GROUPS;\n"
        << "static_assert(THREADS % BV == 0, \"threads must be a multiple of "
           "the value tile\");\n"
+       << "/// Whether row d of the key axis is one of the state's: always "
+          "where the threads'\n/// rows fill DK, which folds the test away "
+          "(the compiler cannot know that\n/// threadIdx.x < THREADS).\n"
+       << "__device__ __forceinline__ bool inState(int d) {\n"
+          "  return ROWS * GROUPS == DK || d < DK;\n}\n"
        << "// A sub-step's vectors in shared memory: gate (its exponential), "
           "erase_along,\n// read, key, query (DK each), value (BV), strength "
           "and write strength"
@@ -2450,7 +2455,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "    const float4 x = *reinterpret_cast<const float4 *>(w + d);\n"
          << "    out[0] = x.x, out[1] = x.y, out[2] = x.z, out[3] = x.w;\n"
          << "  } else {\n"
-         << "    out[0] = d < DK ? w[d] : 0.f;\n"
+         << "    out[0] = inState(d) ? w[d] : 0.f;\n"
          << "  }\n}\n\n";
     os << "/// Σ_d w[d] S[d, c] over the block: each thread's rows, then the "
           "groups' partial\n/// sums, which every thread adds itself. "
@@ -2471,7 +2476,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                    "      part += x[e] * s[j + e];\n  }\n"
                  : "  for (int i = 0; i < ROWS; ++i) {\n"
                    "    const int d = group + GROUPS * i;\n"
-                   "    if (d < DK)\n      part += w[d] * s[i];\n  }\n")
+                   "    if (inState(d))\n      part += w[d] * s[i];\n  }\n")
        << "  partial[group * BV + c] = part;\n  __syncthreads();\n"
        << "  float sum = 0.f;\n"
        << "#pragma unroll\n"
@@ -2513,7 +2518,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "#pragma unroll\n"
        << "  for (int i = 0; i < ROWS; ++i) {\n"
        << "    const int d = " << row << ";\n"
-       << "    s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + "
+       << "    s[i] = p.a.initial_state && inState(d) ? p.a.initial_state[base + "
           "d * DV] : 0.f;\n  }\n";
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       std::string n = std::to_string(slot);
@@ -2588,7 +2593,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       } else {
         os << "#pragma unroll\n"
            << "    for (int i = 0; i < ROWS; ++i) {\n"
-           << "      const int d = group + GROUPS * i < DK ? group + GROUPS * "
+           << "      const int d = inState(group + GROUPS * i) ? group + GROUPS * "
               "i : 0;\n";
       }
       // Row i, or row e of the quad from j; the vectors' values there.
@@ -2627,7 +2632,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "#pragma unroll\n"
        << "    for (int i = 0; i < ROWS; ++i) {\n"
        << "      const int d = " << row << ";\n"
-       << "      if (d < DK)\n"
+       << "      if (inState(d))\n"
        << "        p.a.final_state[base + d * DV] = s[i];\n    }\n  }\n"
        << "}\n";
   }

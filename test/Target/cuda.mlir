@@ -69,6 +69,9 @@
 // read qᵀS comes after it.
 // With two sub-steps a token the vectors are padded to four floats (every
 // one 16-byte aligned) and a thread's rows come in fours where they fill DK.
+// A row's test against DK folds away where the threads' rows fill it.
+// EDA: __device__ __forceinline__ bool inState(int d) {
+// EDA-NEXT: return ROWS * GROUPS == DK || d < DK;
 // EDA: constexpr int VECTORS = (5 * DK + BV + 2 + 3) / 4 * 4;
 // EDA: constexpr int QUAD = ROWS % 4 == 0 && ROWS * GROUPS == DK ? 4 : 1;
 // EDA: #define RKC_DECODE_BLOCKS 5
@@ -79,7 +82,7 @@
 // EDA-NEXT: #pragma unroll
 // EDA-NEXT: for (int i = 0; i < ROWS; ++i) {
 // EDA-NEXT: const int d = group * ROWS + i;
-// EDA-NEXT: s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + d * DV] : 0.f;
+// EDA-NEXT: s[i] = p.a.initial_state && inState(d) ? p.a.initial_state[base + d * DV] : 0.f;
 // EDA: if (warp == 0) {
 // EDA-NEXT: float r0[2];
 // EDA-NEXT: decode_s0_gate_values(p, row, t, hv, r0);
@@ -147,18 +150,18 @@
 // STRIDED: constexpr int VECTORS = 5 * DK + BV + 2;
 // STRIDED-NOT: QUAD
 // STRIDED: const int d = group + GROUPS * i;
-// STRIDED-NEXT: if (d < DK)
+// STRIDED-NEXT: if (inState(d))
 // STRIDED-NEXT: part += w[d] * s[i];
 // STRIDED: float s[ROWS];
 // STRIDED-NEXT: #pragma unroll
 // STRIDED-NEXT: for (int i = 0; i < ROWS; ++i) {
 // STRIDED-NEXT: const int d = group + GROUPS * i;
-// STRIDED-NEXT: s[i] = p.a.initial_state && d < DK ? p.a.initial_state[base + d * DV] : 0.f;
+// STRIDED-NEXT: s[i] = p.a.initial_state && inState(d) ? p.a.initial_state[base + d * DV] : 0.f;
 // STRIDED: s[i] *= gate0[d];
 // STRIDED-NEXT: s[i] -= strengths0[0] * along0[d] * u0;
 // STRIDED: s[i] += strengths1[1] * key1[d] * value1[c];
 // STRIDED: const int d = group + GROUPS * i;
-// STRIDED-NEXT: if (d < DK)
+// STRIDED-NEXT: if (inState(d))
 // STRIDED-NEXT: p.a.final_state[base + d * DV] = s[i];
 
 // STRIDEDLOG: decode-blocks=auto decode-quads=0 products=bf16

@@ -267,6 +267,17 @@ __device__ inline float gramPair(const float *l, const float *r, int inner,
 /// drop weights under e^(40 - 87) ≈ 4e-21.
 constexpr float kMaxFactoredExponent = 40.f;
 
+/// Steps of 16 inner elements `gramBlock` unrolls (RKC_GRAM_UNROLL, by
+/// default 2). Each step is ~100 instructions a live column block, and the
+/// prep kernel, whose two Grams took ~12 k of its ~20 k instructions fully
+/// unrolled, stalled on instruction fetch: on the H200 two steps measured
+/// 1.014x (KDA), 1.022x (EDA), 1.047x (GDN-2) over all of them, four half
+/// that (NOTES.md, v14).
+#ifndef RKC_GRAM_UNROLL
+#define RKC_GRAM_UNROLL 2
+#endif
+constexpr int kGramUnroll = RKC_GRAM_UNROLL;
+
 /// The products of `gramTensorCores` for one warp's block: 16 rows from i0
 /// and NB live 8-column blocks from j0, the decay factored through the
 /// reference X (null: none, or one column of decay, applied after). NB is a
@@ -284,7 +295,7 @@ __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
   if (Inner)
     inner = Inner;
   if (inner % 16 == 0 && (!channel || decayCols % 4 == 0)) {
-#pragma unroll
+#pragma unroll kGramUnroll
     for (int p = 0; p < inner; p += 16) {
       const int d = p + 4 * c; // this lane's four inner indices
       float4 lo = load4(l + (i0 + g) * inner + d),

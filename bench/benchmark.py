@@ -630,7 +630,9 @@ def log(row):
 def warm_fla(spec, prefill_shapes, decode_shapes):
     """Calls fla's side of the spec's rows once, untimed: triton compiles
     each kernel's autotuning candidates (about a minute a spec) into its disk
-    cache, which the measuring process then reads."""
+    cache, which the measuring process then reads. The choices among them
+    are not kept (FLA_CACHE_RESULTS=0, set by main()): these children run at
+    once on one GPU, where their timings would be each other's."""
     for shape in prefill_shapes:
         prefill_case(spec, *shape, seed=0).fla()
     for shape in decode_shapes:
@@ -780,6 +782,13 @@ def main():
     sys.path.insert(0, fla_root)
     os.environ["RKC"] = os.path.abspath(args.rkc)
     os.environ["RKC_COMPILE_OPTIONS"] = args.compile_options
+    # fla keeps its autotuning choices on disk (FLA_CACHE_RESULTS, default
+    # 1), and precompile()'s children warm every spec at once on the one
+    # GPU: choices timed among each other's kernels, then read back here,
+    # once made fla's DPLR kernel twice as slow as it is. The children
+    # compile only; fla autotunes in this process, alone on the GPU, in the
+    # untimed first call of each row.
+    os.environ["FLA_CACHE_RESULTS"] = "0"
     prefill_shapes = PREFILL_SHAPES[:1] if args.quick else PREFILL_SHAPES
     sweep_ts = [t for t in SWEEP_T if t <= 8192] if args.quick else SWEEP_T
     decode_shapes = DECODE_SHAPES[:1] if args.quick else DECODE_SHAPES

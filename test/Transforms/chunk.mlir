@@ -6,6 +6,7 @@
 // RUN: rkc-opt %rkc_src/examples/specs/dplr.mlir --rec-interleave --rec-chunk | FileCheck %s --check-prefix=DPLR
 // RUN: rkc-opt %rkc_src/examples/specs/linear_attention.mlir --rec-interleave --rec-chunk | FileCheck %s --check-prefix=LA
 // RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-interleave=params=n=3 --rec-chunk=chunk-size=16 | FileCheck %s --check-prefix=DP
+// RUN: rkc-opt %S/Inputs/mixed-reads.mlir --rec-interleave --rec-chunk=chunk-size=8 | FileCheck %s --check-prefix=MIXED
 
 // EDA, chunks of 32 tokens = 64 sub-step rows, two slots a token: the gate
 // lives on slot 0; values, keys and their strengths on slot 1 only (the
@@ -114,3 +115,15 @@
 // DP: rec.chunk.rows gate : !rec.tile<chunk[0], one>
 // DP: rec.chunk.rows query : !rec.tile<chunk[2], key>
 // DP: rec.chunk.output %{{.*}} : !rec.tile<chunk[2], value>
+
+// A DPLR factor (b reads before its decay) and a factor whose read vector
+// carries its decay, in one token: the read rows of both slots are b, met
+// through the exclusive sum (for the second slot b = e^h ⊙ y, whose e^h the
+// row load applies); no read_along rows.
+// MIXED: rec.chunked chunk_size(8) substeps_per_token(2)
+// MIXED: %[[G:.*]] = rec.chunk.cumsum
+// MIXED-NEXT: %[[GP:.*]] = rec.chunk.cumsum %{{.*}} {exclusive}
+// MIXED-NOT: read_along
+// MIXED: %[[B:.*]] = rec.chunk.rows read : !rec.tile<chunk, key>
+// MIXED: rec.chunk.gram %[[B]], %{{.*}} decay(%[[GP]], %[[G]]) mask(strict)
+// MIXED: rec.chunk.decay_rows %[[B]], %[[GP]]

@@ -283,6 +283,27 @@ TEST(BackendsAgree, DeltaProductWithThreeSubsteps) {
                       {1, 2, 3, 16, 64}, "deltaproduct n=3", options);
 }
 
+// A DPLR factor (b reads before its decay) and a general factor whose read
+// vector carries its own decay (b = e^h ⊙ y), in one token: rec-chunk then
+// keeps the read rows b with the exclusive sum for both slots, the form
+// every example spec but DPLR has left (test/Transforms/chunk.mlir, MIXED).
+TEST(BackendsAgree, MixedReads) {
+  mlir::MLIRContext context;
+  context.loadDialect<rec::RecDialect>();
+  SpecFile file;
+  ASSERT_TRUE(loadSpecFile(context,
+                           std::string(RKC_SOURCE_DIR) +
+                               "/test/Transforms/Inputs/mixed-reads.mlir",
+                           "", file));
+  for (int64_t T : {1, 5, 37, 100}) {
+    RandomShape shape;
+    shape.batch = 2, shape.length = T, shape.keyHeads = 3, shape.dk = 6,
+    shape.dv = 7, shape.seed = static_cast<uint64_t>(T) + 11;
+    expectBackendsAgree(file.recurrence, inputsFor(file.recurrence, shape),
+                        {1, 3, 16, 32}, "mixed reads T=" + std::to_string(T));
+  }
+}
+
 TEST(BackendsAgree, ChunkSizeMustBePositive) {
   LoadedSpec spec("kda");
   RandomShape shape;

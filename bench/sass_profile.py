@@ -100,12 +100,13 @@ def top(counter, whole, n):
 def report(rows, min_share=0.5):
     """Text: the stall reasons, the opcodes, then each phase that holds at
     least `min_share` percent of the instructions or of the samples."""
-    executed = sum(number(r.get(EXECUTED)) for r in rows)
-    samples = sum(number(r.get(SAMPLES)) for r in rows)
+    cut = phases(rows)  # every row is in one phase: the totals are theirs
+    executed = sum(p.executed for p in cut)
+    samples = sum(p.samples for p in cut)
     reasons, ops = collections.Counter(), collections.Counter()
-    for r in rows:
-        reasons.update(stalls(r))
-        ops[opcode(r.get("Source", ""))] += number(r.get(EXECUTED))
+    for p in cut:
+        reasons.update(p.stalls)
+        ops.update(p.opcodes)
     lines = ["%d SASS instructions, %.0f warp instructions executed, %.0f "
              "stall samples" % (len(rows), executed, samples),
              "stall reasons: " + top(reasons, sum(reasons.values()), 10),
@@ -113,7 +114,7 @@ def report(rows, min_share=0.5):
              "| phase | SASS lines | instructions | stall samples | shared "
              "wavefronts (ideal) | opcodes | stalls |",
              "|---|---|---|---|---|---|---|"]
-    for k, p in enumerate(phases(rows)):
+    for k, p in enumerate(cut):
         if share(p.executed, executed) < min_share and \
                 share(p.samples, samples) < min_share:
             continue

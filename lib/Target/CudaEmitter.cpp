@@ -262,15 +262,17 @@ private:
   }
 
   /// Emits the code computing expr `index` (and what it needs) into `os`.
+  /// `consecutive`: a lane loads consecutive elements of an input row
+  /// (loadRowConsecutive, the decode kernel's), else every 32nd (loadRow).
   void emitExpr(const SpecPlan &p, int index, std::set<int> &done,
-                llvm::raw_ostream &os) {
+                llvm::raw_ostream &os, bool consecutive) {
     if (done.count(index))
       return;
     const SpecPlan::Expr &e = p.exprs[index];
     if (e.lhs >= 0)
-      emitExpr(p, e.lhs, done, os);
+      emitExpr(p, e.lhs, done, os, consecutive);
     if (e.rhs >= 0)
-      emitExpr(p, e.rhs, done, os);
+      emitExpr(p, e.rhs, done, os, consecutive);
     done.insert(index);
     std::string v = "e" + std::to_string(index);
     int w = width(e);
@@ -305,7 +307,7 @@ private:
       int last = (in.rate == Rate::head ? 1 : 3);
       if (w)
         os << "  float " << v << "[" << w << "];\n  "
-           << (consecutiveRows ? "loadRowConsecutive<" : "loadRow<") << w
+           << (consecutive ? "loadRowConsecutive<" : "loadRow<") << w
            << ">(p.a."
            << in.name << ", " << base << ", p.a." << in.name << ".stride["
            << last << "], lane, " << v << ");\n";
@@ -400,9 +402,9 @@ private:
   /// `..._values` computes a lane's values of it (DK / 32 of the key axis,
   /// DV / 32 of the value axis, or the one float), loads only. The kernels
   /// call it for all of a warp's rows before storing any, so that the rows'
-  /// loads are in flight together.
+  /// loads are in flight together. `consecutive` as emitExpr's.
   void emitRowFunction(const SpecPlan &p, const std::string &prefix,
-                       int slot, RowRole role, Axis axis,
+                       int slot, RowRole role, Axis axis, bool consecutive,
                        llvm::raw_ostream &os) {
     const SpecPlan::Substep &sub = p.substeps[slot];
     int expr = roleExpr(sub, role);
@@ -417,13 +419,13 @@ private:
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
        << "  (void)j; (void)lane;\n";
     std::set<int> done;
-    emitExpr(p, expr, done, os);
+    emitExpr(p, expr, done, os, consecutive);
     std::string v = "e" + std::to_string(expr);
     bool vec = width(p.exprs[expr]) != 0;
     std::string factor;
     if (axis == Axis::key) {
       if (role == RowRole::read && sub.gate >= 0 && !sub.undecayedRead) {
-        emitExpr(p, sub.gate, done, os);
+        emitExpr(p, sub.gate, done, os, consecutive);
         bool gateVec = width(p.exprs[sub.gate]) != 0;
         factor = " * __expf(e" + std::to_string(sub.gate) +
                  (gateVec ? "[i]" : "") + ")";
@@ -2079,7 +2081,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     // Row functions of the prefill kernel, then of the decode kernel.
     for (auto &[slot, role, axis] : rowFunctions)
       emitRowFunction(plan, "prefill", slot, static_cast<RowRole>(role),
-                      static_cast<Axis>(axis), os);
+                      static_cast<Axis>(axis), /*consecutive=*/false, os);
     emitDecodeRowFunctions(os);
     os << "} // namespace\n\n";
 
@@ -2381,11 +2383,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   /// The row functions the decode kernel calls (one a distinct load).
   void emitDecodeRowFunctions(llvm::raw_ostream &os) {
-    consecutiveRows = true;
     for (const RoleLoad &load : decodeLoads())
       emitRowFunction(decodePlan, "decode", load.slot, load.role,
-                      decodeAxis(load.role), os);
-    consecutiveRows = false;
+                      decodeAxis(load.role), /*consecutive=*/true, os);
   }
 
   /// The axis of a decode row vector: value, one float (the strengths) or
@@ -2997,9 +2997,6 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   std::vector<std::string> profiledOps; // chunk ops, in kernel order
   bool split = false; // prep and scan kernels (--rec-split-scan)
   std::string emitting; // the kernel bodyText is writing: all, prep or scan
-  // Whether the row functions being written deal a lane consecutive elements
-  // (the decode kernel's; see loadRowConsecutive in the kernels' prelude).
-  bool consecutiveRows = false;
   bool writingPrep = false; // the prep kernel's body (its value columns: PBV)
   std::string unsupported; // a chunk op the emitter cannot print
   // Sums folded into the product before them (planFusedSums), per kernel:

@@ -100,6 +100,23 @@ def cases(args):
     return out
 
 
+def one_call(folder, spec, shape, decode):
+    """A call of a built library's kernel (prefill, or decode with `decode`
+    N,H) on the first case cases() draws for `spec` at `shape` (B,T,H) or
+    `decode`, its outputs in buffers of their own: for the tools that run
+    one kernel (profile.py, decode_stamps.py)."""
+    import torch
+    from check import Kernels
+    args = argparse.Namespace(spec=spec, shape=shape,
+                              decode=[decode] if decode else None)
+    _, x, initial, B, T, H = cases(args)[0]
+    o = torch.empty(B, T, H, D, device="cuda", dtype=torch.bfloat16)
+    final = torch.empty(B, H, D, D, device="cuda")
+    kernels = Kernels(folder, spec)
+    return lambda: kernels.call("decode" if decode else "prefill", x, o,
+                                initial, final)
+
+
 def summary_line(spec, title, rows):
     """One line of the summary: each variant's ms (and share of copy), then
     the first variant's time over each other's (above 1: faster than the
@@ -154,10 +171,10 @@ def main():
                    for s in specs for i in range(len(variants))}
         futures.wait(folders.values())
     if args.build_only:
-        failed = [(s, names[i]) for (s, i), f in folders.items() if f.exception()]
-        for s, n in failed:
-            print("%s, %s: build failed: %s" % (
-                s, n, str(folders[(s, names.index(n))].exception())[-300:]))
+        failed = [(s, i, f.exception()) for (s, i), f in folders.items()
+                  if f.exception()]
+        for s, i, e in failed:
+            print("%s, %s: build failed: %s" % (s, names[i], str(e)[-300:]))
         sys.exit(1 if failed else 0)
     benchmark.FLUSH = torch.empty(512 << 20, dtype=torch.int8, device="cuda")
     copy = copy_bandwidth(args.rep_ms, 10) if args.decode else None

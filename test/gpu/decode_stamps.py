@@ -87,19 +87,14 @@ def run_once(args):
     mark between the calls (both stdio buffers flushed around it, since the
     kernel's printf goes through C's stdout)."""
     import torch
-    from check import Kernels
-    from compare import D, cases
-    shape = argparse.Namespace(spec=args.spec, shape=None, decode=[args.decode])
-    _, x, initial, B, T, H = cases(shape)[0]
-    o = torch.empty(B, T, H, D, device="cuda", dtype=torch.bfloat16)
-    final = torch.empty(B, H, D, D, device="cuda")
-    kernels = Kernels(args.folder, args.spec)
+    from compare import one_call
+    call = one_call(args.folder, args.spec, None, args.decode)
     libc = ctypes.CDLL(None)
-    for call in range(2):
-        if call:
+    for n in range(2):
+        if n:
             libc.fflush(None)
             print(MARK, flush=True)
-        kernels.call("decode", x, o, initial, final)
+        call()
         torch.cuda.synchronize()
     libc.fflush(None)
 

@@ -39,16 +39,10 @@ def run_once(args):
     up and one that ncu records (--launch-skip 1); the inputs compare.py
     draws for the same shape."""
     import torch
-    from check import Kernels
-    from compare import D, cases
-    shape = argparse.Namespace(spec=args.spec, shape=args.shape,
-                               decode=[args.decode] if args.decode else None)
-    _, x, initial, B, T, H = cases(shape)[0]
-    o = torch.empty(B, T, H, D, device="cuda", dtype=torch.bfloat16)
-    final = torch.empty(B, H, D, D, device="cuda")
-    kernels = Kernels(args.folder, args.spec)
+    from compare import one_call
+    call = one_call(args.folder, args.spec, args.shape, args.decode)
     for _ in range(2):
-        kernels.call("decode" if args.decode else "prefill", x, o, initial, final)
+        call()
     torch.cuda.synchronize()
 
 

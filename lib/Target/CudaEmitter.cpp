@@ -1807,6 +1807,8 @@ private:
                  "take bf16 operands\n// (m16n8k16, float32 sums).\n"
                  "#define RKC_BF16_PRODUCTS 1\n"
                : "")
+       << "#define RKC_BLOCK_THREADS " << s.threads
+       << " // the threads of each kernel's blocks\n"
        << "#include \"rkc/tile.cuh\"\n\n"
        << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include "
           "<stdint.h>\n\n"
@@ -2070,6 +2072,26 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "      store(p.a.o, row * p.a.o.stride[0] + t * p.a.o.stride[1] + "
             "hv * p.a.o.stride[2] +\n"
          << "                       (v0 + j) * p.a.o.stride[3], x);\n"
+         << "  }\n"
+         << "  /// Elements (i, j) and (i, j + 1): one 4-byte store where o is "
+            "bf16 with\n  /// adjacent columns (the usual layout), else two.\n"
+         << "  __device__ void operator()(int i, int j, float x0, float x1) "
+            "const {\n"
+         << "    const int64_t t = t0 + i / " << outputRowsPerToken << ";\n"
+         << "    if (t >= eos)\n      return;\n"
+         << "    const int64_t at = row * p.a.o.stride[0] + t * "
+            "p.a.o.stride[1] + hv * p.a.o.stride[2] +\n"
+         << "                       (v0 + j) * p.a.o.stride[3];\n"
+         << "    __nv_bfloat16 *const to = static_cast<__nv_bfloat16 "
+            "*>(const_cast<void *>(p.a.o.data)) + at;\n"
+         << "    if (p.a.o.dtype == RKC_BF16 && p.a.o.stride[3] == 1 && "
+            "reinterpret_cast<uintptr_t>(to) % 4 == 0) {\n"
+         << "      *reinterpret_cast<uint32_t *>(to) = rkc::tile::bf16x2(x0, "
+            "x1);\n"
+         << "    } else {\n"
+         << "      store(p.a.o, at, x0);\n"
+         << "      store(p.a.o, at + p.a.o.stride[3], x1);\n"
+         << "    }\n"
          << "  }\n};\n\n";
     bool softplus = false;
     for (const SpecPlan::Expr &e : plan.exprs)

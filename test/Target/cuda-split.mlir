@@ -95,6 +95,14 @@
 // CHECK-NEXT: if (t < eos)
 // CHECK-NEXT: store(p.a.o, row * p.a.o.stride[0] + t * p.a.o.stride[1] + hv * p.a.o.stride[2] +
 // CHECK-NEXT: (v0 + j) * p.a.o.stride[3], x);
+// Two adjacent columns at once: one 4-byte store where o is bf16 with
+// adjacent columns, else two stores.
+// CHECK: __device__ void operator()(int i, int j, float x0, float x1) const {
+// CHECK: if (p.a.o.dtype == RKC_BF16 && p.a.o.stride[3] == 1 && reinterpret_cast<uintptr_t>(to) % 4 == 0) {
+// CHECK-NEXT: *reinterpret_cast<uint32_t *>(to) = rkc::tile::bf16x2(x0, x1);
+// CHECK-NEXT: } else {
+// CHECK-NEXT: store(p.a.o, at, x0);
+// CHECK-NEXT: store(p.a.o, at + p.a.o.stride[3], x1);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
 // products that read S); the sum W S + U is computed by its product, which

@@ -218,6 +218,10 @@
 // m16n8k16 path); --products tf32 defines nothing (m16n8k8).
 // BF16LOG: schedule {{.*}} products=bf16
 // TF32LOG: schedule {{.*}} products=tf32
+// The tile library's loops and product plans take the block's threads as a
+// compile-time constant.
 // BF16: #define RKC_BF16_PRODUCTS 1
+// BF16-NEXT: #define RKC_BLOCK_THREADS 256
 // BF16-NEXT: #include "rkc/tile.cuh"
 // TF32-NOT: RKC_BF16_PRODUCTS
+// TF32: #define RKC_BLOCK_THREADS 256

@@ -22,6 +22,16 @@
 namespace rkc {
 namespace tile {
 
+/// The threads of every block that runs these functions, a compile-time
+/// constant (the generated kernels define RKC_BLOCK_THREADS): a loop over a
+/// tile by the block's threads has a constant step, and a product's plan
+/// (which warp takes which 16-row block and how many columns) folds away
+/// instead of costing divisions and a switch on each call.
+#ifndef RKC_BLOCK_THREADS
+#error "rkc/tile.cuh: define RKC_BLOCK_THREADS, the threads of a block"
+#endif
+constexpr int kBlockThreads = RKC_BLOCK_THREADS;
+
 /// Operands a kernel keeps in 16 bits (the split kernels' workspace for
 /// 16-bit outputs) are read as float32; the products' TF32 conversion of a
 /// bf16 value is exact.
@@ -89,7 +99,7 @@ struct ProductPlan {
   int width, groups, tasks;
 
   __device__ ProductPlan(int rowBlocks, int cols) {
-    const int warps = blockDim.x / 32;
+    const int warps = kBlockThreads / 32;
     width = 8;
     for (int w = 32; w > 8; w /= 2)
       if (rowBlocks * ((cols + w - 1) / w) >= warps) {
@@ -223,7 +233,7 @@ __device__ inline void mmaQuads(float c[4], float4 lo, float4 hi, float4 b) {
 /// rows g does not keep contribute zero.
 __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
                               bool exclusive, float *out) {
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+  for (int c = threadIdx.x; c < cols; c += kBlockThreads) {
     float running = 0.f;
     for (int r = 0; r < L; ++r) {
       int i = gRows.index(r);
@@ -365,7 +375,7 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
   const ProductPlan plan(lRows.count / 16, R);
   const bool channel = dl && decayCols > 1;
   for (int task = threadIdx.x / 32; task < plan.tasks;
-       task += blockDim.x / 32) {
+       task += kBlockThreads / 32) {
     const int i0 = (task / plan.groups) * 16,
               j0 = (task % plan.groups) * plan.width;
     const int jEnd = min(j0 + plan.width, R);
@@ -483,7 +493,7 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
   }
   int n = lRows.count * rRows.count;
 #pragma unroll 4
-  for (int e = threadIdx.x; e < n; e += blockDim.x) {
+  for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     int i = e / rRows.count, j = e % rRows.count;
     int ri = lRows.real(i), rj = rRows.real(j);
     out[e] = (strict ? rj < ri : rj <= ri)
@@ -498,7 +508,7 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
                                  const float *c, Rows cRows, float *out) {
   int n = rows * cRows.count;
 #pragma unroll 4
-  for (int e = threadIdx.x; e < n; e += blockDim.x) {
+  for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     int i = e / cRows.count, j = e % cRows.count;
     int src = mCols.index(cRows.real(j));
     out[e] = m[i * mCols.count + src] * c[j];
@@ -510,14 +520,14 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
 __device__ inline void scaleRows(const float *x, int rows, int cols,
                                  const float *c, float *out) {
 #pragma unroll 4
-  for (int e = threadIdx.x; e < rows * cols; e += blockDim.x)
+  for (int e = threadIdx.x; e < rows * cols; e += kBlockThreads)
     out[e] = x[e] * c[e / cols];
   __syncthreads();
 }
 
 __device__ inline void neg(const float *x, int n, float *out) {
 #pragma unroll 4
-  for (int e = threadIdx.x; e < n; e += blockDim.x)
+  for (int e = threadIdx.x; e < n; e += kBlockThreads)
     out[e] = -x[e];
   __syncthreads();
 }
@@ -525,7 +535,7 @@ __device__ inline void neg(const float *x, int n, float *out) {
 template <typename X, typename Y>
 __device__ inline void add(const X *x, const Y *y, int n, float *out) {
 #pragma unroll 4
-  for (int e = threadIdx.x; e < n; e += blockDim.x)
+  for (int e = threadIdx.x; e < n; e += kBlockThreads)
     out[e] = toFloat(x[e]) + toFloat(y[e]);
   __syncthreads();
 }
@@ -536,10 +546,10 @@ __device__ inline void add(const X *x, const Y *y, int n, float *out) {
 /// T[I][J] = T[I][I] Σ_{J ≤ K < I} A[I][K] T[K][J], the products of a block
 /// row parked in the (still zero) upper blocks. Otherwise one row at a time.
 __device__ inline void utInverse(const float *a, int n, float *t) {
-  if (n % 16 == 0 && n / 16 <= blockDim.x / 32) {
+  if (n % 16 == 0 && n / 16 <= kBlockThreads / 32) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int blocks = n / 16;
-    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+    for (int e = threadIdx.x; e < n * n; e += kBlockThreads) {
       const int i = e / n, j = e % n;
       if (i / 16 != j / 16)
         t[e] = 0.f;
@@ -566,7 +576,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
     __syncthreads();
     for (int I = 1; I < blocks; ++I) {
       // P[J] = Σ_K A[I][K] T[K][J] into the upper block (J, I).
-      for (int e = threadIdx.x; e < I * 256; e += blockDim.x) {
+      for (int e = threadIdx.x; e < I * 256; e += kBlockThreads) {
         const int J = e / 256, r = (e / 16) % 16, c = e % 16;
         float sum = 0.f;
         for (int K = J; K < I; ++K)
@@ -578,7 +588,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
       __syncthreads();
       // T[I][J] = T[I][I] P[J]; T[I][I] is zero above its diagonal, so the
       // sum runs over all 16 rows (unrolled).
-      for (int e = threadIdx.x; e < I * 256; e += blockDim.x) {
+      for (int e = threadIdx.x; e < I * 256; e += kBlockThreads) {
         const int J = e / 256, r = (e / 16) % 16, c = e % 16;
         float sum = 0.f;
 #pragma unroll
@@ -588,7 +598,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
         t[(I * 16 + r) * n + J * 16 + c] = sum;
       }
       __syncthreads();
-      for (int e = threadIdx.x; e < I * 256; e += blockDim.x) {
+      for (int e = threadIdx.x; e < I * 256; e += kBlockThreads) {
         const int J = e / 256, r = (e / 16) % 16, c = e % 16;
         t[(J * 16 + r) * n + I * 16 + c] = 0.f;
       }
@@ -596,11 +606,11 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
     __syncthreads();
     return;
   }
-  for (int e = threadIdx.x; e < n * n; e += blockDim.x)
+  for (int e = threadIdx.x; e < n * n; e += kBlockThreads)
     t[e] = (e / n == e % n) ? 1.f : 0.f;
   __syncthreads();
   for (int i = 1; i < n; ++i) {
-    for (int j = threadIdx.x; j < i; j += blockDim.x) {
+    for (int j = threadIdx.x; j < i; j += kBlockThreads) {
       float sum = 0.f;
       for (int k = j; k < i; ++k)
         sum += a[i * n + k] * t[k * n + j];
@@ -614,7 +624,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
 __device__ inline void decayRows(const float *x, Rows xRows, int cols,
                                  const float *G, int gCols, float *out) {
 #pragma unroll 4
-  for (int e = threadIdx.x; e < xRows.count * cols; e += blockDim.x) {
+  for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = e % cols;
     out[e] = x[e] * __expf(G[xRows.real(i) * gCols + (gCols == 1 ? 0 : c)]);
   }
@@ -626,7 +636,7 @@ __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
                                   const float *G, int gCols, int L,
                                   float *out) {
 #pragma unroll 4
-  for (int e = threadIdx.x; e < xRows.count * cols; e += blockDim.x) {
+  for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = gCols == 1 ? 0 : e % cols;
     out[e] = x[e] * __expf(G[(L - 1) * gCols + c] -
                            G[xRows.real(i) * gCols + c]);
@@ -642,7 +652,7 @@ __device__ inline void decayState(const float *s, int rows, int cols,
   if (!sld)
     sld = cols;
 #pragma unroll 4
-  for (int e = threadIdx.x; e < rows * cols; e += blockDim.x) {
+  for (int e = threadIdx.x; e < rows * cols; e += kBlockThreads) {
     int d = e / cols;
     out[e] = s[d * sld + e % cols] * __expf(G[(L - 1) * gCols + (gCols == 1 ? 0 : d)]);
   }
@@ -834,6 +844,46 @@ __device__ inline void put(const Sink &out, int, int i, int j, float x) {
   out(i, j, x);
 }
 
+/// Elements (i, j) and (i, j + 1), j even, as put stores them: one 8-byte
+/// (float) or 4-byte (16-bit) store where the rows' stride and the tile's
+/// start allow it (the kernels' tiles do), else two. A sink takes both
+/// (its own pair store).
+template <typename T>
+__device__ inline void putPair(T *out, int ld, int i, int j, float x0,
+                               float x1) {
+  T *const at = out + i * ld + j;
+  if (ld % 2 == 0 && reinterpret_cast<uintptr_t>(out) % (2 * sizeof(T)) == 0) {
+    if constexpr (IsFloat<T>::value) {
+      *reinterpret_cast<float2 *>(at) = make_float2(x0, x1);
+      return;
+    } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+      *reinterpret_cast<uint32_t *>(at) = bf16x2(x0, x1);
+      return;
+    }
+  }
+  at[0] = fromFloat<T>(x0);
+  at[1] = fromFloat<T>(x1);
+}
+template <typename Sink>
+__device__ inline void putPair(const Sink &out, int, int i, int j, float x0,
+                               float x1) {
+  out(i, j, x0, x1);
+}
+
+/// Elements (i, j) and (i, j + 1), j even, of a tile (rows `ld` apart) as
+/// floats: one load where the stride and the start allow it.
+template <typename T>
+__device__ inline float2 getPair(const T *x, int ld, int i, int j) {
+  const T *const at = x + i * ld + j;
+  if (ld % 2 == 0 && reinterpret_cast<uintptr_t>(x) % (2 * sizeof(T)) == 0) {
+    if constexpr (IsFloat<T>::value)
+      return *reinterpret_cast<const float2 *>(at);
+    else if constexpr (std::is_same<T, __nv_bfloat16>::value)
+      return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(at));
+  }
+  return make_float2(toFloat(at[0]), toFloat(at[1]));
+}
+
 /// A product's addend that is the state decayed over the chunk
 /// (decay_state folded into the sum): row i of the addend is scaled by
 /// exp(G[L-1, i]) (G's one column: by exp(G[L-1])) as the product stores.
@@ -901,16 +951,21 @@ __device__ inline void productTask(const P1 &p1, const P2 &p2, int n,
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   float acc[NB][4];
   accumulateSum<NB>(acc, p1, p2, transposeA, i0, j0);
-  // The two rows this lane stores.
+  // The two rows this lane stores, two adjacent columns of each a column
+  // block (a pair load of the addend, a pair store).
   const float scale[2] = {decay(i0 + g), decay(i0 + g + 8)};
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int i = i0 + g + (q / 2) * 8, j = j0 + nb * 8 + 2 * c + q % 2;
-      put(out, ldo, i, j,
-          acc[nb][q] +
-              (addend ? toFloat(addend[i * lde + j]) * scale[q / 2] : 0.f));
+    for (int h = 0; h < 2; ++h) {
+      const int i = i0 + g + h * 8, j = j0 + nb * 8 + 2 * c;
+      float x0 = acc[nb][2 * h], x1 = acc[nb][2 * h + 1];
+      if (addend) {
+        const float2 e = getPair(addend, lde, i, j);
+        x0 += e.x * scale[h];
+        x1 += e.y * scale[h];
+      }
+      putPair(out, ldo, i, j, x0, x1);
     }
 }
 
@@ -921,7 +976,10 @@ __device__ inline void productTaskOf(const ProductPlan &plan, const P1 &p1,
                                      const P2 &p2, int n, bool transposeA,
                                      TO out, int ldo, const TD *addend,
                                      RowDecay decay, int lde, int i0, int j0) {
-  switch ((min(j0 + plan.width, n) - j0) / 8) {
+  // Where the plan's groups divide n (a compile-time fact for the kernels'
+  // products), every task has the plan's width: one instantiation.
+  switch ((n % plan.width == 0 ? plan.width : min(j0 + plan.width, n) - j0) /
+          8) {
   case 4:
     productTask<4>(p1, p2, n, transposeA, out, ldo, addend, decay, lde, i0, j0);
     break;
@@ -946,7 +1004,7 @@ __device__ inline void productTasks(const P1 &p1, const P2 &p2, int m, int n,
                                     int lde, bool barrier) {
   const ProductPlan plan(m / 16, n);
   for (int task = threadIdx.x / 32; task < plan.tasks;
-       task += blockDim.x / 32) {
+       task += kBlockThreads / 32) {
     const int i0 = (task / plan.groups) * 16,
               j0 = (task % plan.groups) * plan.width;
     productTaskOf(plan, p1, p2, n, transposeA, out, ldo, addend, decay, lde,
@@ -987,7 +1045,7 @@ __device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
                  barrier);
     return;
   }
-  for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
+  for (int e = threadIdx.x; e < m * n; e += kBlockThreads) {
     int i = e / n, j = e % n;
     const float sum = productElement(p1, transposeA, i, j) +
                       productElement(p2, transposeA, i, j);
@@ -1083,7 +1141,7 @@ __device__ inline void matmulSharedRight(const TA1 *a1, int lda1, int m1,
   const int blocks1 = m1 / 16;
   const ProductPlan plan(blocks1 + m2 / 16, n);
   for (int task = threadIdx.x / 32; task < plan.tasks;
-       task += blockDim.x / 32) {
+       task += kBlockThreads / 32) {
     const int block = task / plan.groups,
               j0 = (task % plan.groups) * plan.width;
     if (block < blocks1)

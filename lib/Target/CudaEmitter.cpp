@@ -808,7 +808,8 @@ private:
                << ", the chunk's new state, in registers; then its shadow\n"
                << "    rkc::tile::updateStateOne<" << inner << ">(sreg, "
                << tile(mm.getLhs()) << ", " << tile(mm.getRhs()) << ", "
-               << stagedStride(mm.getLhs()) << ", 0, DK, "
+               << rowStride(mm.getLhs()) << ", " << rowStride(mm.getRhs())
+               << ", DK, "
                << rowDecay(decay) << ", S16, SLD"
                << (lastUpdateUnfenced ? ", /*barrier=*/false" : "") << ");\n";
             if (lastUpdateUnfenced)
@@ -845,7 +846,21 @@ private:
              << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
              << out;
           bool rhsIsState = isa<BlockArgument>(mm.getRhs());
-          if (sum) {
+          Value outValue = sum ? sum.getResult() : mm.getResult();
+          if (paddedValueRows(outValue) || paddedValueRows(mm.getLhs()) ||
+              paddedValueRows(mm.getRhs())) {
+            // Every stride spelled out: padded value rows among them.
+            bool stateRows =
+                sum && (decay || isa<BlockArgument>(otherAddend(sum, mm.getResult())));
+            os << ", " << rowStride(mm.getLhs()) << ", " << rowStride(mm.getRhs())
+               << ", " << (sum ? addend : "static_cast<const float *>(nullptr)")
+               << ", "
+               << (sum == sumIntoState && sum ? "SLD" : rowStride(outValue))
+               << ", " << rowDecay(decay) << ", " << (stateRows ? "SLD" : "0")
+               << (sum && !stateRows && sum != sumIntoState && noBarrier.contains(mm)
+                       ? ", /*barrier=*/false"
+                       : "");
+          } else if (sum) {
             os << ", " << lda << ", " << (rhsIsState ? "SLD" : "0") << ", "
                << addend;
             if (decay || isa<BlockArgument>(otherAddend(sum, mm.getResult())))
@@ -909,8 +924,7 @@ private:
     };
     auto operands = [&](ChunkMatmulOp mm) {
       return tile(mm.getLhs()) + ", " + tile(mm.getRhs()) + ", " +
-             std::to_string(stagedStride(mm.getLhs())) + ", " +
-             (isa<BlockArgument>(mm.getRhs()) ? "SLD" : "0");
+             rowStride(mm.getLhs()) + ", " + rowStride(mm.getRhs());
     };
     if (shadowState && sum == sumIntoState) {
       os << "    // with the sums below: S = A1 B1 + A2 B2 + S"
@@ -931,7 +945,8 @@ private:
        << inner(second) << ">(" << operands(first) << ", "
        << operands(second) << ", " << nrows(second) << ", " << ncols(second)
        << ", " << (t ? "true" : "false") << ", " << out << ", "
-       << (sum == sumIntoState ? "SLD" : "0") << ", " << addend;
+       << (sum == sumIntoState ? "SLD" : rowStride(sum.getResult())) << ", "
+       << addend;
     if (decay || isa<BlockArgument>(x))
       os << ", " << rowDecay(decay) << ", SLD";
     if (noBarrier.contains(second))
@@ -1132,6 +1147,32 @@ private:
     return stride ? stride.getInt() : 0;
   }
 
+  /// Whether a value-side tile of the scan keeps its rows VLD<TensorCores>
+  /// elements apart (BV + 8 in the kernels for 16-bit outputs, where it is
+  /// 16-bit): one staged so (rec.stage_half_stride), or one the products
+  /// store in 16 bits for products alone to read (an Operand tile, within
+  /// the float tile's space). The eight rows an ldmatrix reads then fall in
+  /// distinct banks.
+  bool paddedValueRows(Value v) const {
+    if (emitting != "scan" ||
+        cast<TileType>(v.getType()).getCols() != Axis::value)
+      return false;
+    if (productOperands.contains(v))
+      return s.bf16Products && s.valueTile % 8 == 0;
+    Operation *def = v.getDefiningOp();
+    return def && s.stageFloats && def->hasAttr("rec.stage_half_stride");
+  }
+
+  /// A tile's row stride as the scan's products take it ("0": dense): the
+  /// state slice's (SLD), a staged key-side tile's, or padded value rows'.
+  std::string rowStride(Value v) const {
+    if (isa<BlockArgument>(v))
+      return "SLD";
+    if (int64_t stride = stagedStride(v))
+      return std::to_string(stride);
+    return paddedValueRows(v) ? "VLD<TensorCores>" : "0";
+  }
+
   std::string stageFunction(Block &body) const {
     if (!split || !s.stageFloats)
       return "";
@@ -1171,7 +1212,13 @@ private:
       }
       os << indent << "const " << T << " *const from = reinterpret_cast<const "
          << T << " *>(ws + " << workspaceAt(&op) << ");\n";
-      if (valueCols)
+      if (valueCols && op.hasAttr("rec.stage_half_stride"))
+        os << indent << "for (int e = threadIdx.x * P; e < " << rows
+           << " * BV; e += THREADS * P) // rows VLD elements apart\n"
+           << indent
+           << "  rkc::tile::copyAsync16(to + e / BV * VLD<TensorCores> + e % "
+              "BV, from + (e / BV) * DV + v0 + e % BV);\n";
+      else if (valueCols)
         os << indent << "for (int e = threadIdx.x * P; e < " << rows
            << " * BV; e += THREADS * P)\n"
            << indent
@@ -1209,7 +1256,9 @@ private:
     int64_t rows = nrows(v);
     std::string width = valueCols ? "BV" : std::to_string(ncols(v));
     auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride");
-    std::string ld = stride ? std::to_string(stride.getInt()) : width;
+    std::string ld = stride                                  ? std::to_string(stride.getInt())
+                     : op.hasAttr("rec.stage_half_stride") ? "VLD<TensorCores>"
+                                                             : width;
     // The tile's sub-step slots (all of a token's when it keeps every one)
     // and, for each, the row of the input within its token.
     SmallVector<int64_t> slots(type.getRowSlots());
@@ -1563,10 +1612,10 @@ private:
                        llvm::raw_ostream &os) {
     auto part = [&](ChunkMatmulOp mm) {
       ChunkAddOp sum = sumOfProduct.lookup(mm);
-      return tile(mm.getLhs()) + ", " +
-             std::to_string(stagedStride(mm.getLhs())) + ", " +
-             std::to_string(nrows(mm)) + ", " +
-             productOut(sum ? sum.getResult() : mm.getResult()) + ", " +
+      Value out = sum ? sum.getResult() : mm.getResult();
+      return tile(mm.getLhs()) + ", " + rowStride(mm.getLhs()) + ", " +
+             std::to_string(nrows(mm)) + ", " + productOut(out) + ", " +
+             rowStride(out) + ", " +
              (sum ? tile(otherAddend(sum, mm.getResult()))
                   : "static_cast<const float *>(nullptr)");
     };
@@ -1581,9 +1630,8 @@ private:
        << sums(first) << ", " << sums(second) << "\n"
        << "    rkc::tile::matmulSharedRight<TensorCores, "
        << ncols(first.getLhs()) << ">(" << part(first) << ", " << part(second)
-       << ", " << tile(first.getRhs()) << ", "
-       << (isa<BlockArgument>(first.getRhs()) ? "SLD" : "0") << ", "
-       << ncols(first) << ");\n";
+       << ", " << tile(first.getRhs()) << ", " << rowStride(first.getRhs())
+       << ", " << ncols(first) << ");\n";
   }
 
   /// The scan's tiles that only bf16 products read (every reader a product
@@ -1668,7 +1716,8 @@ private:
           ks << "  rkc::tile::Operand<TensorCores> *const " << tile(r)
              << " = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + "
              << offset << "); // " << r.getType()
-             << ", only bf16 products read it\n";
+             << ", only bf16 products read it"
+             << (paddedValueRows(r) ? ", rows VLD apart" : "") << "\n";
         else
           ks << "  float *const " << tile(r) << " = smem + " << offset
              << "; // " << r.getType() << "\n";
@@ -1820,6 +1869,12 @@ private:
        << "; // the prep kernel's value-side columns at a time\n"
        << "constexpr int SLD = " << s.stateStride
        << "; // floats between rows of the state slice S in shared memory\n"
+       << "/// Elements between rows of a scan's 16-bit value-side tile that "
+          "only products\n/// read (kernels for 16-bit outputs): 8 more than "
+          "BV, so that the eight rows an\n/// ldmatrix reads fall in distinct "
+          "banks.\n"
+       << "template <bool TensorCores> [[maybe_unused]] constexpr int VLD = "
+          "TensorCores ? BV + 8 : BV;\n"
        << "[[maybe_unused]] constexpr int C = " << C << ", M = " << m
        << ", L = C * M; // tokens, sub-steps a token, rows a chunk\n"
        << "constexpr int THREADS = " << s.threads

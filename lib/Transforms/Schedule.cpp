@@ -695,6 +695,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         op->removeAttr("rec.stage_offset");
         op->removeAttr("rec.stage_half_offset");
         op->removeAttr("rec.stage_stride");
+        op->removeAttr("rec.stage_half_stride");
       }
     }
     if (moved)
@@ -788,7 +789,27 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       floats += (size + 3) / 4 * 4; // 16-byte aligned
       op.setAttr("rec.stage_half_offset",
                  builder.getI64IntegerAttr(stageHalfBytes));
-      stageHalfBytes += (size * (op.hasAttr("rec.half") ? 2 : 4) + 15) / 16 * 16;
+      // A 16-bit value-side tile that products alone read, as their right
+      // operand, is staged for the kernels for 16-bit outputs with rows 8
+      // elements longer than dense (80 bytes for 32 columns): the eight rows
+      // an ldmatrix reads then fall in distinct banks, where dense rows of
+      // 64 bytes put four of them in the same ones.
+      bool rhsOnly = op.hasAttr("rec.half") && tile.getCols() == Axis::value &&
+                     toScan.getValue() == "all" && cols % 8 == 0 &&
+                     !op.getResult(0).use_empty() &&
+                     llvm::all_of(op.getResult(0).getUses(), [](OpOperand &use) {
+                       return isa<ChunkMatmulOp>(use.getOwner()) &&
+                              use.getOperandNumber() == 1;
+                     });
+      int64_t halfSize = size;
+      if (rhsOnly) {
+        op.setAttr("rec.stage_half_stride", builder.getI64IntegerAttr(cols + 8));
+        halfSize = extents.rows(tile) * (cols + 8);
+      } else {
+        op.removeAttr("rec.stage_half_stride");
+      }
+      stageHalfBytes +=
+          (halfSize * (op.hasAttr("rec.half") ? 2 : 4) + 15) / 16 * 16;
     }
     return floats;
   }

@@ -57,9 +57,12 @@
 // buffer holds G's last row, the key-side tiles whole (the three that only
 // products read as their left operand with rows of 64 + 8 floats, so that
 // fragment loads meet no bank conflicts) and the value-side ones by the value
-// tile's 32 columns: 64 + 3 x 16 x 72 + 2 x 16 x 32 + 16 x 16.
+// tile's 32 columns: 64 + 3 x 16 x 72 + 2 x 16 x 32 + 16 x 16. For the
+// kernels for 16-bit outputs, the value rows that products alone read (as
+// their right operand) are 32 + 8 elements apart (no ldmatrix bank
+// conflicts): 9728 bytes dense, 256 more.
 // CHECK: constexpr int STAGE_FLOATS = 4800, STAGE_AT = [[AT:[0-9]+]];
-// CHECK: constexpr int STAGE_HALF_BYTES = 9728;
+// CHECK: constexpr int STAGE_HALF_BYTES = 9984;
 // CHECK: void stageChunk(unsigned char *stage, unsigned char *ws, int64_t v0,
 // CHECK-NEXT: const Params &p, int64_t row, int64_t t0,
 // CHECK-NEXT: int64_t eos, int64_t hv) {
@@ -77,7 +80,7 @@
 // CHECK-NEXT: for (int e = threadIdx.x * P; e < 16 * BV; e += THREADS * P) {
 // CHECK-NEXT: const int i = e / BV, c = e % BV;
 // CHECK-NEXT: const int64_t t = t0 + i / 1;
-// CHECK-NEXT: Crossing<TensorCores> *const dst = to + i * BV + c;
+// CHECK-NEXT: Crossing<TensorCores> *const dst = to + i * VLD<TensorCores> + c;
 // CHECK-NEXT: const int j = 0;
 // CHECK-NEXT: if (t < eos)
 // CHECK-NEXT: rkc::tile::copyAsync16(dst, x + inputRow(p.a.v, 2, row, t, 1, j, hv, p.value_heads) + v0 + c);
@@ -86,8 +89,8 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: } else {
 // CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 8960 : {{[0-9]+}}));
-// CHECK-NEXT: for (int e = threadIdx.x * P; e < 16 * BV; e += THREADS * P)
-// CHECK-NEXT: rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 + e % BV);
+// CHECK-NEXT: for (int e = threadIdx.x * P; e < 16 * BV; e += THREADS * P) // rows VLD elements apart
+// CHECK-NEXT: rkc::tile::copyAsync16(to + e / BV * VLD<TensorCores> + e % BV, from + (e / BV) * DV + v0 + e % BV);
 // CHECK-NEXT: }
 // The chunk's output rows are the sink of a product's stores.
 // CHECK: struct OutputRows {
@@ -136,7 +139,8 @@
 // added as the product stores, into the sum's place. The next product reads
 // S too (Q S): the two are one pass over the warps, one barrier.
 // CHECK: // with the product below, of the same right operand B: [[U]] = A B + [[U0:tile[0-9]+]], [[QS:tile[0-9]+]] = A B
-// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], static_cast<const float *>(nullptr), S, SLD, 32);
+// W S + U is stored in 16 bits (only products read it) with padded rows.
+// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 0, static_cast<const float *>(nullptr), S, SLD, 32);
 // CHECK: rec.chunk.add
 // CHECK-NEXT: // (computed by the product above)
 // CHECK: rec.chunk.matmul
@@ -150,7 +154,7 @@
 // CHECK: // with the sums below: o's rows = A1 B1 + A2 B2 + tile{{[0-9]+}}
 // The state update comes next, and it reads nothing the pair wrote (o) nor
 // writes what the pair read (it writes S): no barrier between them.
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, 0, [[AQ]], tile{{[0-9]+}}, 0, 0, 16, 32, false, OutputRows{p, row, t0, eos, hv, v0}, 0, tile{{[0-9]+}}, rkc::tile::RowDecay{}, 0, /*barrier=*/false);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, VLD<TensorCores>, [[AQ]], tile{{[0-9]+}}, 0, VLD<TensorCores>, 16, 32, false, OutputRows{p, row, t0, eos, hv, v0}, 0, tile{{[0-9]+}}, rkc::tile::RowDecay{}, 0, /*barrier=*/false);
 // CHECK: rec.chunk.output
 // CHECK-NEXT: // (stored to o by the product above)
 // The state decayed over the chunk is the addend of the next product's sum:
@@ -164,7 +168,7 @@
 // CHECK: // (computed with the product below)
 // CHECK: // (computed with the product below)
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[KE:tile[0-9]+]], [[U]], 72, 0, [[KE]], tile{{[0-9]+}}, 72, 0, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[KE:tile[0-9]+]], [[U]], 72, VLD<TensorCores>, [[KE]], tile{{[0-9]+}}, 72, VLD<TensorCores>, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile{{[0-9]+}}[e];

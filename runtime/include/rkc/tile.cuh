@@ -1117,21 +1117,26 @@ __device__ inline void matmulPair(const TA1 *a1, const TB1 *b1, int lda1,
 /// out1 = A1 B (+ addend1) and out2 = A2 B (+ addend2): two products of one
 /// right operand B (k x n, rows ldb apart; a delta factor's W S and Q S) in
 /// one pass, A1 m1 x k and A2 m2 x k (rows lda1, lda2 apart; 0: dense),
-/// outputs and addends dense m x n. On tensor cores the warps share the row
+/// outputs m x n with rows ldo1, ldo2 apart (0: dense), addends dense. On tensor cores the warps share the row
 /// blocks of both (wider column blocks a warp than either alone) and one
 /// barrier ends both. No output may overlap an operand of either product.
 template <bool TensorCores, int Inner, typename TA1, typename TO1,
           typename TD1, typename TA2, typename TO2, typename TD2, typename TB>
 __device__ inline void matmulSharedRight(const TA1 *a1, int lda1, int m1,
-                                         TO1 out1, const TD1 *addend1,
-                                         const TA2 *a2, int lda2, int m2,
-                                         TO2 out2, const TD2 *addend2,
-                                         const TB *b, int ldb, int n) {
+                                         TO1 out1, int ldo1,
+                                         const TD1 *addend1, const TA2 *a2,
+                                         int lda2, int m2, TO2 out2, int ldo2,
+                                         const TD2 *addend2, const TB *b,
+                                         int ldb, int n) {
+  if (!ldo1)
+    ldo1 = n;
+  if (!ldo2)
+    ldo2 = n;
   if (!TensorCores || Inner % 8 || m1 % 16 || m2 % 16 || n % 8) {
     matmul<TensorCores, Inner>(a1, b, m1, Inner, n, false, out1, lda1, ldb,
-                               addend1);
+                               addend1, ldo1, RowDecay{}, n);
     matmul<TensorCores, Inner>(a2, b, m2, Inner, n, false, out2, lda2, ldb,
-                               addend2);
+                               addend2, ldo2, RowDecay{}, n);
     return;
   }
   const Product<Inner, TA1, TB> p1{a1, b, Inner, lda1 ? lda1 : Inner,
@@ -1145,10 +1150,10 @@ __device__ inline void matmulSharedRight(const TA1 *a1, int lda1, int m1,
     const int block = task / plan.groups,
               j0 = (task % plan.groups) * plan.width;
     if (block < blocks1)
-      productTaskOf(plan, p1, NoProduct{}, n, false, out1, n, addend1,
+      productTaskOf(plan, p1, NoProduct{}, n, false, out1, ldo1, addend1,
                     RowDecay{}, n, block * 16, j0);
     else
-      productTaskOf(plan, p2, NoProduct{}, n, false, out2, n, addend2,
+      productTaskOf(plan, p2, NoProduct{}, n, false, out2, ldo2, addend2,
                     RowDecay{}, n, (block - blocks1) * 16, j0);
   }
   __syncthreads();

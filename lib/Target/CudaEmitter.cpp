@@ -1200,7 +1200,7 @@ private:
       bool valueCols = cast<TileType>(v.getType()).getCols() == Axis::value;
       auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride");
       os << "  { // " << tile(v) << ": " << v.getType() << " (" << T << ")\n"
-         << "    constexpr int P = 16 / sizeof(" << T
+         << "    [[maybe_unused]] constexpr int P = 16 / sizeof(" << T
          << "); // elements a 16-byte piece\n"
          << "    " << T << " *const to = reinterpret_cast<" << T
          << " *>(stage + " << stageAt(&op) << ");\n";
@@ -1212,29 +1212,22 @@ private:
       }
       os << indent << "const " << T << " *const from = reinterpret_cast<const "
          << T << " *>(ws + " << workspaceAt(&op) << ");\n";
-      if (valueCols && op.hasAttr("rec.stage_half_stride"))
-        os << indent << "for (int e = threadIdx.x * P; e < " << rows
-           << " * BV; e += THREADS * P) // rows VLD elements apart\n"
-           << indent
-           << "  rkc::tile::copyAsync16(to + e / BV * VLD<TensorCores> + e % "
-              "BV, from + (e / BV) * DV + v0 + e % BV);\n";
-      else if (valueCols)
-        os << indent << "for (int e = threadIdx.x * P; e < " << rows
-           << " * BV; e += THREADS * P)\n"
-           << indent
-           << "  rkc::tile::copyAsync16(to + e, from + (e / BV) * DV + v0 "
-              "+ e % BV);\n";
+      // (stageRows: every extent a compile-time constant, the passes of
+      // the block's threads unrolled.)
+      if (valueCols)
+        os << indent << "rkc::tile::stageRows<" << rows << ", BV, "
+           << (op.hasAttr("rec.stage_half_stride") ? "VLD<TensorCores>" : "BV")
+           << ", DV>(to, from + v0);"
+           << (op.hasAttr("rec.stage_half_stride") ? " // rows VLD elements apart" : "")
+           << "\n";
       else if (stride)
-        os << indent << "for (int e = threadIdx.x * P; e < " << rows * cols
-           << "; e += THREADS * P) // rows " << stride.getInt()
-           << " elements apart\n"
-           << indent << "  rkc::tile::copyAsync16(to + e / " << cols << " * "
-           << stride.getInt() << " + e % " << cols << ", from + e);\n";
+        os << indent << "rkc::tile::stageRows<" << rows << ", " << cols << ", "
+           << stride.getInt() << ", " << cols << ">(to, from); // rows "
+           << stride.getInt() << " elements apart\n";
       else
-        os << indent << "for (int e = threadIdx.x * P; e < "
+        os << indent << "rkc::tile::stageRows<("
            << (lastRowOnly(&op) ? cols : rows * cols)
-           << "; e += THREADS * P)\n"
-           << indent << "  rkc::tile::copyAsync16(to + e, from + e);\n";
+           << " + P - 1) / P, P, P, P>(to, from); // one run\n";
       if (op.hasAttr("rec.raw_input"))
         os << "    }\n";
       os << "  }\n";
@@ -1280,8 +1273,13 @@ private:
        << "\" as it is\n"
        << "      const __nv_bfloat16 *const x = static_cast<const "
           "__nv_bfloat16 *>(" << x << ".data);\n"
-       << "      for (int e = threadIdx.x * P; e < " << rows << " * " << width
-       << "; e += THREADS * P) {\n"
+       << "      constexpr int N = " << rows << " * " << width
+       << ", STEP = THREADS * P;\n"
+       << "#pragma unroll\n"
+       << "      for (int k = 0; k < (N + STEP - 1) / STEP; ++k) {\n"
+       << "        const int e = threadIdx.x * P + k * STEP;\n"
+       << "        if (N % STEP && e >= N)\n"
+       << "          break;\n"
        << "        const int i = e / " << width << ", c = e % " << width
        << ";\n"
        << "        const int64_t t = t0 + i / " << slots.size() << ";\n"

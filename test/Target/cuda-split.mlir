@@ -25,8 +25,7 @@
 // piece like the workspace's: GDN stages at chunk 32.
 // GDNCHUNK: schedule  dk=128 dv=128 chunk=32 tokens
 // GDNSTAGED: { // tile{{[0-9]+}}: !rec.tile<chunk, one> (float)
-// GDNSTAGED: for (int e = threadIdx.x * P; e < 1; e += THREADS * P)
-// GDNSTAGED-NEXT: rkc::tile::copyAsync16(to + e, from + e);
+// GDNSTAGED: rkc::tile::stageRows<(1 + P - 1) / P, P, P, P>(to, from); // one run
 // GDNSTAGED-NEXT: }
 // GDNSTAGED-NEXT: { // tile{{[0-9]+}}: !rec.tile<chunk, {{key|value}}> (Crossing<TensorCores>)
 // GDNSTAGED: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 16 : 16));
@@ -68,16 +67,22 @@
 // CHECK-NEXT: int64_t eos, int64_t hv) {
 // CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (float)
 // CHECK: float *const to = reinterpret_cast<float *>(stage + (TensorCores ? 0 : 0));
-// CHECK: rkc::tile::copyAsync16(to + e, from + e);
+// Every staging copy is rkc::tile::stageRows, its extents template
+// arguments: the passes of the block's threads unroll.
+// CHECK: rkc::tile::stageRows<(64 + P - 1) / P, P, P, P>(to, from); // one run
 // CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (Crossing<TensorCores>)
-// CHECK-NEXT: constexpr int P = 16 / sizeof(Crossing<TensorCores>); // elements a 16-byte piece
+// CHECK-NEXT: {{\[\[maybe_unused\]\]}} constexpr int P = 16 / sizeof(Crossing<TensorCores>); // elements a 16-byte piece
 // CHECK-NEXT: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
 // CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 256 : 256));
-// CHECK-NEXT: for (int e = threadIdx.x * P; e < 1024; e += THREADS * P) // rows 72 elements apart
-// CHECK-NEXT: rkc::tile::copyAsync16(to + e / 64 * 72 + e % 64, from + e);
+// CHECK-NEXT: rkc::tile::stageRows<16, 64, 72, 64>(to, from); // rows 72 elements apart
 // CHECK: if (TensorCores && p.rows_from_inputs) { // input "v" as it is
 // CHECK-NEXT: const __nv_bfloat16 *const x = static_cast<const __nv_bfloat16 *>(p.a.v.data);
-// CHECK-NEXT: for (int e = threadIdx.x * P; e < 16 * BV; e += THREADS * P) {
+// CHECK-NEXT: constexpr int N = 16 * BV, STEP = THREADS * P;
+// CHECK-NEXT: #pragma unroll
+// CHECK-NEXT: for (int k = 0; k < (N + STEP - 1) / STEP; ++k) {
+// CHECK-NEXT: const int e = threadIdx.x * P + k * STEP;
+// CHECK-NEXT: if (N % STEP && e >= N)
+// CHECK-NEXT: break;
 // CHECK-NEXT: const int i = e / BV, c = e % BV;
 // CHECK-NEXT: const int64_t t = t0 + i / 1;
 // CHECK-NEXT: Crossing<TensorCores> *const dst = to + i * VLD<TensorCores> + c;
@@ -89,8 +94,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: } else {
 // CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 8960 : {{[0-9]+}}));
-// CHECK-NEXT: for (int e = threadIdx.x * P; e < 16 * BV; e += THREADS * P) // rows VLD elements apart
-// CHECK-NEXT: rkc::tile::copyAsync16(to + e / BV * VLD<TensorCores> + e % BV, from + (e / BV) * DV + v0 + e % BV);
+// CHECK-NEXT: rkc::tile::stageRows<16, BV, VLD<TensorCores>, DV>(to, from + v0); // rows VLD elements apart
 // CHECK-NEXT: }
 // The chunk's output rows are the sink of a product's stores.
 // CHECK: struct OutputRows {

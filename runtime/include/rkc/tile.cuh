@@ -174,6 +174,36 @@ __device__ inline void copyAsync16(void *dst, const void *src) {
                "l"(src));
 }
 
+/// Rows x Cols elements from `from` (rows FromLd elements apart) to shared
+/// memory at `to` (rows ToLd apart) by cp.async, a 16-byte piece a thread
+/// each pass of the block's threads. Every extent is a compile-time
+/// constant: the passes unroll with no remainder loop, and where a pass
+/// covers whole rows (the usual case) a thread's row and column are
+/// computed once, its later pieces whole rows further on.
+template <int Rows, int Cols, int ToLd, int FromLd, typename T>
+__device__ inline void stageRows(T *to, const T *from) {
+  constexpr int P = 16 / sizeof(T), N = Rows * Cols,
+                Step = kBlockThreads * P, Passes = (N + Step - 1) / Step;
+  static_assert(Cols % P == 0, "rows of whole 16-byte pieces");
+  const int e = threadIdx.x * P;
+  if constexpr (Step % Cols == 0) {
+    const int r = e / Cols, c = e % Cols;
+#pragma unroll
+    for (int k = 0; k < Passes; ++k)
+      if (N % Step == 0 || e + k * Step < N)
+        copyAsync16(to + (r + k * (Step / Cols)) * ToLd + c,
+                    from + (r + k * (Step / Cols)) * FromLd + c);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Passes; ++k) {
+      const int at = e + k * Step;
+      if (N % Step == 0 || at < N)
+        copyAsync16(to + at / Cols * ToLd + at % Cols,
+                    from + at / Cols * FromLd + at % Cols);
+    }
+  }
+}
+
 /// Closes the group of copies this thread started since the last commit.
 __device__ inline void copyAsyncCommit() {
   asm volatile("cp.async.commit_group;\n" ::);

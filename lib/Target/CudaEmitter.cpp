@@ -144,6 +144,7 @@ public:
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;
+    out.prefillTensorCoreSharedBytes = prefillTensorCoreBytes(); // (split known)
     emitLauncher(out.launcher, out.prefillSharedBytes,
                  out.decodeSharedBytes);
     emitManifest(out.manifest);
@@ -1145,6 +1146,17 @@ private:
       return 0;
     auto stride = def->getAttrOfType<IntegerAttr>("rec.stage_stride");
     return stride ? stride.getInt() : 0;
+  }
+
+  /// The prefill kernel for 16-bit outputs' shared memory: its tiles (the
+  /// float32 plan's, which its 16-bit tiles fit inside) and, when the scan
+  /// stages, its two buffers in their 16-bit layout, not the float32
+  /// kernel's (half or less the bytes): two blocks an SM where the float32
+  /// plan allows one.
+  int64_t prefillTensorCoreBytes() const {
+    if (!split || !s.stageFloats || !s.stageHalfBytes)
+      return s.sharedBytes;
+    return s.sharedBytes - 2 * s.stageFloats * 4 + 2 * s.stageHalfBytes;
   }
 
   /// Whether a value-side tile of the scan keeps its rows VLD<TensorCores>
@@ -2243,11 +2255,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     // of 512), so that ptxas does not trade registers (and spill) for an
     // occupancy that shared memory rules out: KDA's scan spilled at 64
     // registers under a bare bound, where one block an SM fits.
-    os << "// The prefill kernel's registers: as many blocks an SM as its shared "
-          "memory allows,\n// at most as many as leave 128 registers a "
+    os << "// The prefill kernels' registers: as many blocks an SM as their "
+          "shared memory allows,\n// at most as many as leave 128 registers a "
           "thread.\n"
        << blocksMacro("RKC_PREFILL_BLOCKS", s.sharedBytes, 2, 128)
-       << kernelPair("prefill", "RKC_PREFILL_BLOCKS");
+       << blocksMacro("RKC_PREFILL_TC_BLOCKS", prefillTensorCoreBytes(), 2, 128)
+       << kernelPair("prefill", "RKC_PREFILL_BLOCKS", "RKC_PREFILL_TC_BLOCKS");
     if (split) {
       os << "// The prep kernel (--rec-split-scan): one block per (chunk, "
             "value head, sequence)\n// runs the state-free ops of its chunk "
@@ -2317,11 +2330,13 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   /// The kernel's two entry points (float32 and tensor-core products)
   /// calling `body`, launch-bounded by the blocks `macro` names.
-  std::string kernelPair(StringRef body, StringRef macro) const {
+  std::string kernelPair(StringRef body, StringRef macro,
+                         StringRef tcMacro = "") const {
     std::string text;
     for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
       text += ("extern \"C\" __global__ void __launch_bounds__(THREADS, " +
-               macro + ")\nrkc_" + name + "_" + body + "_kernel" + suffix +
+               (StringRef(suffix).empty() || tcMacro.empty() ? macro : tcMacro) +
+               ")\nrkc_" + name + "_" + body + "_kernel" + suffix +
                "(const Params p) {\n  " + body + "<" + tc + ">(p);\n}\n\n")
                   .str();
     return text;
@@ -2940,6 +2955,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  const unsigned block[3] = {" << s.threads << ", 1, 1};\n";
       std::string kernelName = "\"rkc_" + name + "_" + kernel + "\"";
       bool fwd = std::string(kind) == "fwd";
+      // The prefill kernel for 16-bit outputs may need less shared memory
+      // than the float32 one (prefillTensorCoreBytes).
+      std::string smem = std::to_string(bytes);
+      if (fwd && prefillTensorCoreBytes() != bytes)
+        smem = "(params.a.o.dtype == RKC_F32 ? " + smem + " : " +
+               std::to_string(prefillTensorCoreBytes()) + ")";
       if (fwd)
         // 16-bit outputs: the chunk products on TF32 tensor cores (MATH.md's
         // bf16 tolerance); float32 outputs keep float32 products.
@@ -2956,10 +2977,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                                "_prep_kernel\" : \"rkc_" + name +
                                "_prep_kernel_tc\"";
         auto launch = [&](StringRef kernelExpr, StringRef gridName,
-                          int64_t smem, StringRef streamName,
+                          StringRef smem, StringRef streamName,
                           StringRef paramsName) {
           return ("rkc_launch(" + module + ", " + kernelExpr + ", " +
-                  gridName + ", block, " + Twine(smem) + ", " + streamName +
+                  gridName + ", block, " + smem + ", " + streamName +
                   ", &" + paramsName + ", sizeof " + paramsName + ")")
               .str();
         };
@@ -2968,7 +2989,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << C << ";\n"
            << "  if (perSeq == 0 || !rkc_" << name << "_module.image)\n"
            << "    return "
-           << launch(kernelName, "grid", bytes, "stream", "params") << ";\n"
+           << launch(kernelName, "grid", smem, "stream", "params") << ";\n"
            << "  if ((uint64_t)perSeq * (uint64_t)params.value_heads > "
               "0x7fffffffu)\n"
            << "    return rkc_fail(RKC_ERROR_SHAPE, \"@" << name
@@ -2996,7 +3017,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
               "params.value_heads), 1, (unsigned)params.num_seqs};\n"
            << "  " << P << " prep = params;\n"
            << "  status = "
-           << launch(prepName, "prepGrid", s.prepSharedBytes, "stream", "prep")
+           << launch(prepName, "prepGrid", std::to_string(s.prepSharedBytes), "stream", "prep")
            << ";\n"
            << "  for (int64_t k = 0; k < segments && !status; ++k) {\n"
            << "    " << P << " scan = params;\n"
@@ -3012,12 +3033,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "    if (fork && (status = rkc_stream_wait(side, stream)))\n"
            << "      break;\n"
            << "    status = "
-           << launch(kernelName, "grid", bytes, "stream", "scan") << ";\n"
+           << launch(kernelName, "grid", smem, "stream", "scan") << ";\n"
            << "    if (fork) {\n"
            << "      prep.chunk_begin = (k + 1) * per;\n"
            << "      if (!status)\n"
            << "        status = "
-           << launch(prepName, "prepGrid", s.prepSharedBytes, "side", "prep")
+           << launch(prepName, "prepGrid", std::to_string(s.prepSharedBytes), "side", "prep")
            << ";\n"
            << "      const rkc_status joined = rkc_stream_wait(stream, side);\n"
            << "      if (joined) /* the workspace is freed on the stream: "
@@ -3032,7 +3053,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         continue;
       }
       os << "  return rkc_launch(&rkc_" << name << "_module, " << kernelName
-         << ", grid, block, " << bytes
+         << ", grid, block, " << smem
          << ", stream, &params, sizeof params);\n}\n\n";
     }
   }

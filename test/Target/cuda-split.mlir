@@ -248,7 +248,9 @@
 // LAUNCH: scan.carry_in = k > 0;
 // LAUNCH-NEXT: scan.carry_out = k + 1 < segments;
 // LAUNCH: if (fork && (status = rkc_stream_wait(side, stream)))
-// LAUNCH: "rkc_kda_prefill_kernel" : "rkc_kda_prefill_kernel_tc", grid, block, {{[0-9]+}}, stream, &scan, sizeof scan);
+// The prefill kernel for 16-bit outputs asks for less shared memory than
+// the float32 one: its staging buffers in their 16-bit layout.
+// LAUNCH: "rkc_kda_prefill_kernel" : "rkc_kda_prefill_kernel_tc", grid, block, (params.a.o.dtype == RKC_F32 ? 67072 : 48640), stream, &scan, sizeof scan);
 // LAUNCH: prep.chunk_begin = (k + 1) * per;
 // LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid, block, {{[0-9]+}}, side, &prep, sizeof prep);
 // LAUNCH-NEXT: const rkc_status joined = rkc_stream_wait(stream, side);
@@ -322,8 +324,21 @@
 // BLOCKS: #ifndef RKC_PREFILL_BLOCKS
 // BLOCKS-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // BLOCKS-NEXT: #define RKC_PREFILL_BLOCKS 1
+// BLOCKS: #ifndef RKC_PREFILL_TC_BLOCKS
+// BLOCKS-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// BLOCKS-NEXT: #define RKC_PREFILL_TC_BLOCKS 1
 // BLOCKS: extern "C" __global__ void __launch_bounds__(THREADS, RKC_PREFILL_BLOCKS)
 // BLOCKS-NEXT: rkc_kda_prefill_kernel(const Params p) {
+// BLOCKS: extern "C" __global__ void __launch_bounds__(THREADS, RKC_PREFILL_TC_BLOCKS)
+// BLOCKS-NEXT: rkc_kda_prefill_kernel_tc(const Params p) {
+// At 16 value columns a block, the kernel for 16-bit outputs (92 KB: its
+// staging buffers in 16 bits) fits 2 blocks an SM where the float32 one
+// (151 KB) fits 1.
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks16 --no-fatbin --value-tile 16 | FileCheck %s --check-prefix=BLOCKS16LOG
+// RUN: FileCheck %s --check-prefix=BLOCKS16 --input-file=%t/blocks16/kda.cu
+// BLOCKS16LOG: shared    prefill 154624 B (94208 B for 16-bit outputs)
+// BLOCKS16: #define RKC_PREFILL_BLOCKS 1
+// BLOCKS16: #define RKC_PREFILL_TC_BLOCKS 2
 // At 512 threads a block, 1 scan block an SM (128 registers a thread) and
 // 2 prep blocks (64 registers; 3 would leave 42).
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks512 --no-fatbin --threads 512 > /dev/null

@@ -457,7 +457,12 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
                                   : std::to_string(request.decodeQuads))
       << " products=" << request.products
       << "\n  shared    prefill "
-      << kernels.prefillSharedBytes << " B, decode "
+      << kernels.prefillSharedBytes << " B"
+      << (kernels.prefillTensorCoreSharedBytes != kernels.prefillSharedBytes
+              ? " (" + std::to_string(kernels.prefillTensorCoreSharedBytes) +
+                    " B for 16-bit outputs)"
+              : std::string())
+      << ", decode "
       << kernels.decodeSharedBytes << " B a block"
       << (kernels.prepSharedBytes
               ? ", prep " + std::to_string(kernels.prepSharedBytes) +

@@ -96,21 +96,26 @@
 // CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 8960 : {{[0-9]+}}));
 // CHECK-NEXT: rkc::tile::stageRows<16, BV, VLD<TensorCores>, DV>(to, from + v0); // rows VLD elements apart
 // CHECK-NEXT: }
-// The chunk's output rows are the sink of a product's stores.
+// The chunk's output rows are the sink of a product's stores, from the
+// block's base offset in o (computed once, before the chunks).
 // CHECK: struct OutputRows {
+// CHECK: static __device__ bool pairsFit(const Params &p) {
+// CHECK-NEXT: return p.a.o.dtype == RKC_BF16 && p.a.o.stride[3] == 1 && p.a.o.stride[0] % 2 == 0 &&
 // CHECK: const int64_t t = t0 + i / 1;
 // CHECK-NEXT: if (t < eos)
-// CHECK-NEXT: store(p.a.o, row * p.a.o.stride[0] + t * p.a.o.stride[1] + hv * p.a.o.stride[2] +
-// CHECK-NEXT: (v0 + j) * p.a.o.stride[3], x);
-// Two adjacent columns at once: one 4-byte store where o is bf16 with
-// adjacent columns, else two stores.
+// CHECK-NEXT: store(p.a.o, base + t * p.a.o.stride[1] + j * p.a.o.stride[3], x);
+// Two adjacent columns at once: one 4-byte store where o's layout allows
+// (pairsFit, decided once), else two stores.
 // CHECK: __device__ void operator()(int i, int j, float x0, float x1) const {
-// CHECK: if (p.a.o.dtype == RKC_BF16 && p.a.o.stride[3] == 1 && reinterpret_cast<uintptr_t>(to) % 4 == 0) {
-// CHECK-NEXT: *reinterpret_cast<uint32_t *>(to) = rkc::tile::bf16x2(x0, x1);
+// CHECK: if (pairs) {
+// CHECK-NEXT: *reinterpret_cast<uint32_t *>(static_cast<__nv_bfloat16 *>(const_cast<void *>(p.a.o.data)) + at) =
+// CHECK-NEXT: rkc::tile::bf16x2(x0, x1);
 // CHECK-NEXT: } else {
 // CHECK-NEXT: store(p.a.o, at, x0);
 // CHECK-NEXT: store(p.a.o, at + p.a.o.stride[3], x1);
 // CHECK: __device__ __forceinline__ void prefill(const Params &p) {
+// CHECK: const int64_t oBase = row * p.a.o.stride[0] + hv * p.a.o.stride[2] + v0 * p.a.o.stride[3];
+// CHECK-NEXT: const bool oPairs = OutputRows::pairsFit(p);
 // The state slice's rows are 32 + 8 floats apart (no bank conflicts in the
 // products that read S); the sum W S + U is computed by its product, which
 // then has no tile of its own (nor has the last sum, stored into S). Only
@@ -158,7 +163,7 @@
 // CHECK: // with the sums below: o's rows = A1 B1 + A2 B2 + tile{{[0-9]+}}
 // The state update comes next, and it reads nothing the pair wrote (o) nor
 // writes what the pair read (it writes S): no barrier between them.
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, VLD<TensorCores>, [[AQ]], tile{{[0-9]+}}, 0, VLD<TensorCores>, 16, 32, false, OutputRows{p, row, t0, eos, hv, v0}, 0, tile{{[0-9]+}}, rkc::tile::RowDecay{}, 0, /*barrier=*/false);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, VLD<TensorCores>, [[AQ]], tile{{[0-9]+}}, 0, VLD<TensorCores>, 16, 32, false, OutputRows{p, t0, eos, oBase, oPairs}, 0, tile{{[0-9]+}}, rkc::tile::RowDecay{}, 0, /*barrier=*/false);
 // CHECK: rec.chunk.output
 // CHECK-NEXT: // (stored to o by the product above)
 // The state decayed over the chunk is the addend of the next product's sum:

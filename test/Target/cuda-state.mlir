@@ -63,7 +63,7 @@
 // reads no S), and the update is one product into the registers.
 // FACTORED-LABEL: void prefill(const Params &p)
 // FACTORED: rkc::tile::matmulSharedRight<TensorCores, 128>
-// FACTORED: rkc::tile::matmul<TensorCores, 32>({{.*}}OutputRows{p, row, t0, eos, hv, v0}{{.*}}/*barrier=*/false);
+// FACTORED: rkc::tile::matmul<TensorCores, 32>({{.*}}OutputRows{p, t0, eos, oBase, oPairs}{{.*}}/*barrier=*/false);
 // FACTORED-NEXT: // (no barrier: the state update next reads nothing this wrote, nor writes what it read)
 // FACTORED: rkc::tile::updateStateOne<32>(sreg,
 // FACTORED-NOT: matmulPair

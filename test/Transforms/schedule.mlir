@@ -19,6 +19,7 @@
 // RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SINK
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 products=bf16" | FileCheck %s --check-prefix=PREP
 // RUN: rkc-opt %rkc_src/examples/specs/dplr.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SHIFTED
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=STAGEROWS
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-value-tile=32" | FileCheck %s --check-prefix=PREPTILE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-value-tile=48" 2>&1 | FileCheck %s --check-prefix=PREPTILEBAD
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=3" | FileCheck %s --check-prefix=PREPBLOCKS
@@ -64,6 +65,16 @@
 // the inclusive).
 // SHIFTED: rec.chunk.cumsum %[[G:[0-9]+]] {{{.*}}rec.prep_smem_offset = [[#INCL:]] : i64{{.*}}rec.zero_row_before}
 // SHIFTED-NEXT: rec.chunk.cumsum %[[G]] {exclusive, rec.phase = "prep", rec.prep_smem_offset = [[#INCL-128]] : i64, rec.shifted_view}
+// The scan's staging buffer for 16-bit outputs: the value rows (read only
+// by products, as their right operand) with rows 32 + 8 elements apart, so
+// that ldmatrix meets no bank conflicts; U (a sum's addend) stays dense, 64
+// bytes a row after them. Key-side tiles that products read as their left
+// operand have rows 128 + 8 elements apart in both layouts.
+// STAGEROWS: rec.chunk.decay_rows {{.*}}rec.stage_half_offset = 512 : i64, rec.stage_offset = 128 : i64, rec.stage_stride = 136 : i64
+// STAGEROWS-NOT: rec.stage_half_stride
+// STAGEROWS: rec.chunk.rows value {{{.*}}rec.stage_half_offset = 29184 : i64, rec.stage_half_stride = 40 : i64
+// STAGEROWS: rec.chunk.matmul {{.*}}rec.stage_half_offset = 31744 : i64, rec.stage_offset = 15488 : i64, rec.to_scan = "all"
+// STAGEROWS-SAME: -> !rec.tile<chunk, value>
 // INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213504
 // INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read_along {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
 // INPLACE: rec.chunk.decay_rows %[[READ]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = [[AT]] : i64}

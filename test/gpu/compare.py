@@ -135,6 +135,17 @@ def summary_line(spec, title, rows):
     return line
 
 
+def stray_words(extra):
+    """The error for words the parser did not take (None if there are
+    none): rkc compile options given after a variant, split from it by the
+    shell, belong inside the variant's one word."""
+    if not extra:
+        return None
+    return ("unrecognized arguments: %s (rkc compile options go inside their "
+            "variant, quoted as one word: --variant 'NAME=RKC %s')"
+            % (" ".join(extra), " ".join(extra)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spec", required=True,
@@ -148,7 +159,9 @@ def main():
     parser.add_argument("--rep-ms", type=float, default=40)
     parser.add_argument("--build-only", action="store_true",
                         help="build every (spec, variant) and stop")
-    args = parser.parse_args()
+    args, extra = parser.parse_known_args()
+    if stray_words(extra):
+        parser.error(stray_words(extra))
     specs = [s for s in args.spec.split(",") if s]
     variants = [parse_variant(v) for v in args.variant]
     names = [v[0] for v in variants]

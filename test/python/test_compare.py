@@ -25,6 +25,12 @@ class Variant(unittest.TestCase):
         self.assertEqual(compare.parse_variant("main=build/bin/rkc"),
                          ("main", {}, "build/bin/rkc", []))
 
+    def test_stray_options_name_the_quoting(self):
+        self.assertIsNone(compare.stray_words([]))
+        message = compare.stray_words(["--value-tile", "16"])
+        self.assertIn("unrecognized arguments: --value-tile 16", message)
+        self.assertIn("--variant 'NAME=RKC --value-tile 16'", message)
+
     def test_no_binary_or_no_name(self):
         for text in ("a=RKC_NVCC_FLAGS=-DX", "a=", "=build/bin/rkc"):
             with self.assertRaises(SystemExit, msg=text):

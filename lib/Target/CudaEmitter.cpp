@@ -144,7 +144,8 @@ public:
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;
-    out.prefillTensorCoreSharedBytes = prefillTensorCoreBytes(); // (split known)
+    out.prefillTensorCoreSharedBytes =
+        prefillTensorCoreBytes(); // (split known)
     emitLauncher(out.launcher, out.prefillSharedBytes,
                  out.decodeSharedBytes);
     emitManifest(out.manifest);
@@ -805,13 +806,13 @@ private:
           }
           ChunkDecayStateOp decay = decayedAddend.lookup(mm);
           if (shadowState && sum && sum == sumIntoState) {
-            os << "    // S = A B + S" << (decay ? " decayed over the chunk" : "")
+            os << "    // S = A B + S"
+               << (decay ? " decayed over the chunk" : "")
                << ", the chunk's new state, in registers; then its shadow\n"
                << "    rkc::tile::updateStateOne<" << inner << ">(sreg, "
                << tile(mm.getLhs()) << ", " << tile(mm.getRhs()) << ", "
                << rowStride(mm.getLhs()) << ", " << rowStride(mm.getRhs())
-               << ", DK, "
-               << rowDecay(decay) << ", S16, SLD"
+               << ", DK, " << rowDecay(decay) << ", S16, SLD"
                << (lastUpdateUnfenced ? ", /*barrier=*/false" : "") << ");\n";
             if (lastUpdateUnfenced)
               os << "    // (no barrier: the next chunk starts with one)\n";
@@ -852,13 +853,15 @@ private:
               paddedValueRows(mm.getRhs())) {
             // Every stride spelled out: padded value rows among them.
             bool stateRows =
-                sum && (decay || isa<BlockArgument>(otherAddend(sum, mm.getResult())));
-            os << ", " << rowStride(mm.getLhs()) << ", " << rowStride(mm.getRhs())
-               << ", " << (sum ? addend : "static_cast<const float *>(nullptr)")
-               << ", "
+                sum &&
+                (decay || isa<BlockArgument>(otherAddend(sum, mm.getResult())));
+            os << ", " << rowStride(mm.getLhs()) << ", "
+               << rowStride(mm.getRhs()) << ", "
+               << (sum ? addend : "static_cast<const float *>(nullptr)") << ", "
                << (sum == sumIntoState && sum ? "SLD" : rowStride(outValue))
                << ", " << rowDecay(decay) << ", " << (stateRows ? "SLD" : "0")
-               << (sum && !stateRows && sum != sumIntoState && noBarrier.contains(mm)
+               << (sum && !stateRows && sum != sumIntoState &&
+                           noBarrier.contains(mm)
                        ? ", /*barrier=*/false"
                        : "");
           } else if (sum) {
@@ -943,9 +946,9 @@ private:
        << addend << (decay ? " decayed over the chunk" : "")
        << (sum == sumIntoState ? ", the chunk's new state" : "") << "\n"
        << "    rkc::tile::matmulPair<TensorCores, " << inner(first) << ", "
-       << inner(second) << ">(" << operands(first) << ", "
-       << operands(second) << ", " << nrows(second) << ", " << ncols(second)
-       << ", " << (t ? "true" : "false") << ", " << out << ", "
+       << inner(second) << ">(" << operands(first) << ", " << operands(second)
+       << ", " << nrows(second) << ", " << ncols(second) << ", "
+       << (t ? "true" : "false") << ", " << out << ", "
        << (sum == sumIntoState ? "SLD" : rowStride(sum.getResult())) << ", "
        << addend;
     if (decay || isa<BlockArgument>(x))
@@ -1230,7 +1233,9 @@ private:
         os << indent << "rkc::tile::stageRows<" << rows << ", BV, "
            << (op.hasAttr("rec.stage_half_stride") ? "VLD<TensorCores>" : "BV")
            << ", DV>(to, from + v0);"
-           << (op.hasAttr("rec.stage_half_stride") ? " // rows VLD elements apart" : "")
+           << (op.hasAttr("rec.stage_half_stride")
+                   ? " // rows VLD elements apart"
+                   : "")
            << "\n";
       else if (stride)
         os << indent << "rkc::tile::stageRows<" << rows << ", " << cols << ", "
@@ -1261,9 +1266,9 @@ private:
     int64_t rows = nrows(v);
     std::string width = valueCols ? "BV" : std::to_string(ncols(v));
     auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride");
-    std::string ld = stride                                  ? std::to_string(stride.getInt())
+    std::string ld = stride ? std::to_string(stride.getInt())
                      : op.hasAttr("rec.stage_half_stride") ? "VLD<TensorCores>"
-                                                             : width;
+                                                           : width;
     // The tile's sub-step slots (all of a token's when it keeps every one)
     // and, for each, the row of the input within its token.
     SmallVector<int64_t> slots(type.getRowSlots());
@@ -1284,7 +1289,8 @@ private:
     os << "    if (TensorCores && p.rows_from_inputs) { // input \"" << input
        << "\" as it is\n"
        << "      const __nv_bfloat16 *const x = static_cast<const "
-          "__nv_bfloat16 *>(" << x << ".data);\n"
+          "__nv_bfloat16 *>("
+       << x << ".data);\n"
        << "      constexpr int N = " << rows << " * " << width
        << ", STEP = THREADS * P;\n"
        << "#pragma unroll\n"
@@ -1887,12 +1893,10 @@ private:
           "TensorCores ? BV + 8 : BV;\n"
        << "[[maybe_unused]] constexpr int C = " << C << ", M = " << m
        << ", L = C * M; // tokens, sub-steps a token, rows a chunk\n"
-       << "constexpr int THREADS = " << s.threads
-       << ", WARPS = THREADS / 32;\n"
+       << "constexpr int THREADS = " << s.threads << ", WARPS = THREADS / 32;\n"
        << "[[maybe_unused]] constexpr int RKC_SUBSTEP_ROWS = "
        << plan.substepRows(plan.params) << ";\n"
-       << "[[maybe_unused]] constexpr int64_t WS_FLOATS = "
-       << s.workspaceFloats
+       << "[[maybe_unused]] constexpr int64_t WS_FLOATS = " << s.workspaceFloats
        << "; // what a (chunk, value head) hands from prep to scan\n"
        << "[[maybe_unused]] constexpr int64_t WS_HALF_BYTES = "
        << s.workspaceHalfBytes
@@ -2126,8 +2130,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     if (outputRowsPerToken)
       os << "/// A chunk's output rows as a product stores them (the sink of "
             "its stores): row i\n/// of the tile is token t0 + i / "
-         << outputRowsPerToken
-         << "; rows past the sequence are not stored.\n"
+         << outputRowsPerToken << "; rows past the sequence are not stored.\n"
          << "struct OutputRows {\n"
          << "  const Params &p;\n"
          << "  int64_t t0, eos;\n"
@@ -2349,11 +2352,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                          StringRef tcMacro = "") const {
     std::string text;
     for (auto [suffix, tc] : {std::pair{"", "false"}, {"_tc", "true"}})
-      text += ("extern \"C\" __global__ void __launch_bounds__(THREADS, " +
-               (StringRef(suffix).empty() || tcMacro.empty() ? macro : tcMacro) +
-               ")\nrkc_" + name + "_" + body + "_kernel" + suffix +
-               "(const Params p) {\n  " + body + "<" + tc + ">(p);\n}\n\n")
-                  .str();
+      text +=
+          ("extern \"C\" __global__ void __launch_bounds__(THREADS, " +
+           (StringRef(suffix).empty() || tcMacro.empty() ? macro : tcMacro) +
+           ")\nrkc_" + name + "_" + body + "_kernel" + suffix +
+           "(const Params p) {\n  " + body + "<" + tc + ">(p);\n}\n\n")
+              .str();
     return text;
   }
 
@@ -2994,9 +2998,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         auto launch = [&](StringRef kernelExpr, StringRef gridName,
                           StringRef smem, StringRef streamName,
                           StringRef paramsName) {
-          return ("rkc_launch(" + module + ", " + kernelExpr + ", " +
-                  gridName + ", block, " + smem + ", " + streamName +
-                  ", &" + paramsName + ", sizeof " + paramsName + ")")
+          return ("rkc_launch(" + module + ", " + kernelExpr + ", " + gridName +
+                  ", block, " + smem + ", " + streamName + ", &" + paramsName +
+                  ", sizeof " + paramsName + ")")
               .str();
         };
         std::string P = "rkc_" + name + "_kernel_params";
@@ -3020,8 +3024,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "  const size_t workspace = rkc_" << name
            << "_workspace_bytes(&params);\n"
            << "  if ((status = rkc_stream_alloc((void **)&params.workspace, "
-              "workspace + rkc_" << name
-           << "_carry_bytes(&params, segments), stream)))\n"
+              "workspace + rkc_"
+           << name << "_carry_bytes(&params, segments), stream)))\n"
            << "    return status;\n"
            << "  if (segments > 1)\n"
            << "    params.carry = (float *)((unsigned char *)params.workspace "
@@ -3032,7 +3036,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
               "params.value_heads), 1, (unsigned)params.num_seqs};\n"
            << "  " << P << " prep = params;\n"
            << "  status = "
-           << launch(prepName, "prepGrid", std::to_string(s.prepSharedBytes), "stream", "prep")
+           << launch(prepName, "prepGrid", std::to_string(s.prepSharedBytes),
+                     "stream", "prep")
            << ";\n"
            << "  for (int64_t k = 0; k < segments && !status; ++k) {\n"
            << "    " << P << " scan = params;\n"
@@ -3053,7 +3058,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "      prep.chunk_begin = (k + 1) * per;\n"
            << "      if (!status)\n"
            << "        status = "
-           << launch(prepName, "prepGrid", std::to_string(s.prepSharedBytes), "side", "prep")
+           << launch(prepName, "prepGrid", std::to_string(s.prepSharedBytes),
+                     "side", "prep")
            << ";\n"
            << "      const rkc_status joined = rkc_stream_wait(stream, side);\n"
            << "      if (joined) /* the workspace is freed on the stream: "

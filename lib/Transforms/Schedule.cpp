@@ -794,16 +794,18 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       // elements longer than dense (80 bytes for 32 columns): the eight rows
       // an ldmatrix reads then fall in distinct banks, where dense rows of
       // 64 bytes put four of them in the same ones.
-      bool rhsOnly = op.hasAttr("rec.half") && tile.getCols() == Axis::value &&
-                     toScan.getValue() == "all" && cols % 8 == 0 &&
-                     !op.getResult(0).use_empty() &&
-                     llvm::all_of(op.getResult(0).getUses(), [](OpOperand &use) {
-                       return isa<ChunkMatmulOp>(use.getOwner()) &&
-                              use.getOperandNumber() == 1;
-                     });
+      bool rhsOnly =
+          op.hasAttr("rec.half") && tile.getCols() == Axis::value &&
+          toScan.getValue() == "all" && cols % 8 == 0 &&
+          !op.getResult(0).use_empty() &&
+          llvm::all_of(op.getResult(0).getUses(), [](OpOperand &use) {
+            return isa<ChunkMatmulOp>(use.getOwner()) &&
+                   use.getOperandNumber() == 1;
+          });
       int64_t halfSize = size;
       if (rhsOnly) {
-        op.setAttr("rec.stage_half_stride", builder.getI64IntegerAttr(cols + 8));
+        op.setAttr("rec.stage_half_stride",
+                   builder.getI64IntegerAttr(cols + 8));
         halfSize = extents.rows(tile) * (cols + 8);
       } else {
         op.removeAttr("rec.stage_half_stride");

@@ -455,19 +455,16 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << " decode-quads="
       << (request.decodeQuads < 0 ? std::string("auto")
                                   : std::to_string(request.decodeQuads))
-      << " products=" << request.products
-      << "\n  shared    prefill "
+      << " products=" << request.products << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B"
       << (kernels.prefillTensorCoreSharedBytes != kernels.prefillSharedBytes
               ? " (" + std::to_string(kernels.prefillTensorCoreSharedBytes) +
                     " B for 16-bit outputs)"
               : std::string())
-      << ", decode "
-      << kernels.decodeSharedBytes << " B a block"
+      << ", decode " << kernels.decodeSharedBytes << " B a block"
       << (kernels.prepSharedBytes
               ? ", prep " + std::to_string(kernels.prepSharedBytes) +
-                    " B (value side " +
-                    std::to_string(kernels.prepValueTile) +
+                    " B (value side " + std::to_string(kernels.prepValueTile) +
                     " columns at a time); workspace " +
                     std::to_string(kernels.workspaceBytesPerChunk) + " B (" +
                     std::to_string(kernels.workspaceHalfBytesPerChunk) +

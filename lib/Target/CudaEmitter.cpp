@@ -147,7 +147,7 @@ public:
     out.prefillTensorCoreSharedBytes =
         prefillTensorCoreBytes(); // (split known)
     emitLauncher(out.launcher, out.prefillSharedBytes,
-                 out.decodeSharedBytes);
+                 out.prefillTensorCoreSharedBytes, out.decodeSharedBytes);
     emitManifest(out.manifest);
     return true;
   }
@@ -1162,6 +1162,12 @@ private:
     return s.sharedBytes - 2 * s.stageFloats * 4 + 2 * s.stageHalfBytes;
   }
 
+  /// Whether rec-schedule staged `op`'s value rows VLD<TensorCores>
+  /// elements apart (rec.stage_half_stride).
+  static bool stagedPadded(Operation *op) {
+    return op && op->hasAttr("rec.stage_half_stride");
+  }
+
   /// Whether a value-side tile of the scan keeps its rows VLD<TensorCores>
   /// elements apart (BV + 8 in the kernels for 16-bit outputs, where it is
   /// 16-bit): one staged so (rec.stage_half_stride), or one the products
@@ -1174,8 +1180,7 @@ private:
       return false;
     if (productOperands.contains(v))
       return s.bf16Products && s.valueTile % 8 == 0;
-    Operation *def = v.getDefiningOp();
-    return def && s.stageFloats && def->hasAttr("rec.stage_half_stride");
+    return s.stageFloats && stagedPadded(v.getDefiningOp());
   }
 
   /// A tile's row stride as the scan's products take it ("0": dense): the
@@ -1231,12 +1236,9 @@ private:
       // the block's threads unrolled.)
       if (valueCols)
         os << indent << "rkc::tile::stageRows<" << rows << ", BV, "
-           << (op.hasAttr("rec.stage_half_stride") ? "VLD<TensorCores>" : "BV")
+           << (stagedPadded(&op) ? "VLD<TensorCores>" : "BV")
            << ", DV>(to, from + v0);"
-           << (op.hasAttr("rec.stage_half_stride")
-                   ? " // rows VLD elements apart"
-                   : "")
-           << "\n";
+           << (stagedPadded(&op) ? " // rows VLD elements apart" : "") << "\n";
       else if (stride)
         os << indent << "rkc::tile::stageRows<" << rows << ", " << cols << ", "
            << stride.getInt() << ", " << cols << ">(to, from); // rows "
@@ -1266,9 +1268,9 @@ private:
     int64_t rows = nrows(v);
     std::string width = valueCols ? "BV" : std::to_string(ncols(v));
     auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride");
-    std::string ld = stride ? std::to_string(stride.getInt())
-                     : op.hasAttr("rec.stage_half_stride") ? "VLD<TensorCores>"
-                                                           : width;
+    std::string ld = stride              ? std::to_string(stride.getInt())
+                     : stagedPadded(&op) ? "VLD<TensorCores>"
+                                         : width;
     // The tile's sub-step slots (all of a token's when it keeps every one)
     // and, for each, the row of the input within its token.
     SmallVector<int64_t> slots(type.getRowSlots());
@@ -2751,7 +2753,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   //===--------------------------------------------------------------------===//
 
   void emitLauncher(std::string &text, int64_t prefillBytes,
-                    int64_t decodeBytes) {
+                    int64_t prefillTensorCoreBytes, int64_t decodeBytes) {
     llvm::raw_string_ostream os(text);
     double defaultScale = plan.scale ? *plan.scale : 1.0 / std::sqrt(double(s.dk));
     if (split && s.workspaceHalfLeanBytes)
@@ -2977,9 +2979,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       // The prefill kernel for 16-bit outputs may need less shared memory
       // than the float32 one (prefillTensorCoreBytes).
       std::string smem = std::to_string(bytes);
-      if (fwd && prefillTensorCoreBytes() != bytes)
+      if (fwd && prefillTensorCoreBytes != bytes)
         smem = "(params.a.o.dtype == RKC_F32 ? " + smem + " : " +
-               std::to_string(prefillTensorCoreBytes()) + ")";
+               std::to_string(prefillTensorCoreBytes) + ")";
       if (fwd)
         // 16-bit outputs: the chunk products on TF32 tensor cores (MATH.md's
         // bf16 tolerance); float32 outputs keep float32 products.

@@ -69,9 +69,11 @@ bool parseRandomShape(const std::string &text, RandomShape &shape,
       shape.dk = v;
     else if (upper == "DV")
       shape.dv = v;
+    else if (upper == "GATES")
+      shape.gateFloor = v;
     else {
       error = "unknown shape key '" + key +
-              "' (expected B, T, H, HV, dk, dv or seqlens)";
+              "' (expected B, T, H, HV, dk, dv, gates or seqlens)";
       return false;
     }
   }
@@ -196,10 +198,14 @@ TensorMap randomInputs(const SpecPlan &plan, const RandomShape &requested,
       for (int64_t d = 0; d < width; ++d)
         x[d] = normal(rng);
       switch (roles[i]) {
-      case InputRole::Gate:
+      case InputRole::Gate: {
+        // log σ(x), stretched so that its floor of -5 becomes -gateFloor.
+        const double floor = static_cast<double>(shape.gateFloor);
         for (int64_t d = 0; d < width; ++d)
-          x[d] = std::clamp(-std::log1p(std::exp(-x[d])), -5.0, 0.0);
+          x[d] = std::clamp(-std::log1p(std::exp(-x[d])) * (floor / 5.0),
+                            -floor, 0.0);
         break;
+      }
       case InputRole::Strength:
         for (int64_t d = 0; d < width; ++d)
           x[d] = sigmoid(x[d]);

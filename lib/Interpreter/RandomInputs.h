@@ -19,14 +19,19 @@ struct RandomShape {
   int64_t dk = 64, dv = 64;
   /// Varlen: sequence lengths packed into one row (batch must be 1).
   std::vector<int64_t> seqLens;
+  /// Gates (log-decays) reach down to -gateFloor a token: the default keeps
+  /// a chunk's decays in the range trained models show; a large floor (e.g.
+  /// gates=40) drives the kernels' exact paths for decays past what their
+  /// factored forms take.
+  int64_t gateFloor = 5;
   bool initialState = true;
   uint64_t seed = 0;
   /// The dtype the tensors are stored as; values are rounded to it.
   DType dtype = DType::F32;
 };
 
-/// Parses "B=2,T=64,H=4,HV=8,dk=64,dv=32" (any subset, keys case-insensitive
-/// for B/T/H/HV) into `shape`. Returns false with `error` on a bad entry.
+/// Parses "B=2,T=64,H=4,HV=8,dk=64,dv=32,gates=5" (any subset, keys
+/// case-insensitive) into `shape`. Returns false with `error` on a bad entry.
 bool parseRandomShape(const std::string &text, RandomShape &shape,
                       std::string &error);
 

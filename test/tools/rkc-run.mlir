@@ -3,6 +3,8 @@
 // RUN: rkc run %s --random B=1,T=5,H=2,HV=4,dk=4,dv=3 | FileCheck %s --check-prefix=GVA
 // RUN: rkc run %s --random seqlens=3:1:4,H=1,dk=4,dv=3 | FileCheck %s --check-prefix=VARLEN
 // RUN: not rkc run %s --random B=1,T=5,X=3 2>&1 | FileCheck %s --check-prefix=BADSHAPE
+// RUN: rkc run %s --random B=1,T=5,H=2,dk=4,dv=3,gates=40 --save-inputs %t.strong.safetensors | FileCheck %s --check-prefix=GATES
+// RUN: not rkc run %s --random B=1,T=5,gates=0 2>&1 | FileCheck %s --check-prefix=BADGATES
 // RUN: not rkc run %s --inputs %t.missing.safetensors 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not rkc run %s --random B=1 --out-dtype i64 2>&1 | FileCheck %s --check-prefix=OUTDTYPE
 // RUN: not rkc run %s --random B=1 --backend decode --split-scan 2>&1 | FileCheck %s --check-prefix=SPLITSCAN
@@ -24,7 +26,9 @@
 // VARLEN: cu_seqlens I64 [4]
 // VARLEN: problem  B=1 T=8 H=1 HV=1 dk=4 dv=3 sequences=3
 // VARLEN: output   final_state [3, 1, 4, 3]
-// BADSHAPE: error: --random: unknown shape key 'X'
+// BADSHAPE: error: --random: unknown shape key 'X' (expected B, T, H, HV, dk, dv, gates or seqlens)
+// GATES: problem  B=1 T=5 H=2 HV=2 dk=4 dv=3 sequences=1
+// BADGATES: error: --random: 'gates' must be a positive integer, got '0'
 // NOFILE: error: {{.*}}missing.safetensors{{.*}}
 // OUTDTYPE: error: --out-dtype must be f64, f32, bf16 or f16, got 'i64'
 // SPLITSCAN: error: --split-scan shapes the chunked backend; it has no meaning with --backend decode

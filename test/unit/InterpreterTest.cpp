@@ -12,6 +12,7 @@
 
 #include "Interpreter/RandomInputs.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace rkc;
@@ -222,6 +223,38 @@ TEST_P(Identities, EdaWithEEqualKIsGdn2) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Identities,
                          ::testing::Values(std::pair{8, 5}, std::pair{5, 8}));
+
+//===----------------------------------------------------------------------===//
+// Random inputs: the gate floor (`--random ...,gates=N`)
+//===----------------------------------------------------------------------===//
+
+TEST(RandomInputs, GateFloorStretchesTheGates) {
+  SpecPlan plan = loadExample("kda");
+  RandomShape shape;
+  shape.batch = 2, shape.length = 64, shape.keyHeads = 2, shape.dk = 16,
+  shape.dv = 8, shape.seed = 4, shape.dtype = DType::F64;
+  auto range = [&](int64_t floor) {
+    shape.gateFloor = floor;
+    const HostTensor &g = randomInputs(plan, shape)["g"];
+    auto [lo, hi] = std::minmax_element(g.values.begin(), g.values.end());
+    return std::pair{*lo, *hi};
+  };
+  auto [lo5, hi5] = range(5);
+  EXPECT_GE(lo5, -5.0);
+  EXPECT_LE(hi5, 0.0);
+  auto [lo40, hi40] = range(40);
+  EXPECT_GE(lo40, -40.0);
+  EXPECT_LE(hi40, 0.0);
+  // The same draws, eight times as strong: past what -5 allows.
+  EXPECT_LT(lo40, -5.0);
+  EXPECT_NEAR(lo40, 8 * lo5, 1e-9 * std::abs(lo40));
+
+  std::string error;
+  RandomShape parsed;
+  ASSERT_TRUE(parseRandomShape("B=1,gates=40", parsed, error)) << error;
+  EXPECT_EQ(parsed.gateFloor, 40);
+  EXPECT_FALSE(parseRandomShape("gates=-3", parsed, error));
+}
 
 //===----------------------------------------------------------------------===//
 // The prologue spec: kda_prologue == kda on prologue-applied inputs

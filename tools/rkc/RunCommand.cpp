@@ -52,8 +52,8 @@ cl::opt<std::string> randomShape(
     "random", cl::sub(runCommand),
     cl::desc("Draw realistic random inputs of this shape instead of reading "
              "--inputs, e.g. B=2,T=256,H=4,dk=64,dv=64 (HV=8 for GVA, "
-             "seqlens=5:17:64 for varlen). The default when --inputs is "
-             "absent."),
+             "seqlens=5:17:64 for varlen, gates=40 for log-decays down to -40 "
+             "a token instead of -5). The default when --inputs is absent."),
     cl::value_desc("shape"), cl::cat(runCategory));
 cl::opt<uint64_t> seed("seed", cl::sub(runCommand), cl::init(0),
                        cl::desc("Seed of --random"), cl::cat(runCategory));

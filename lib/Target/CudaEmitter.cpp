@@ -263,18 +263,32 @@ private:
                                    : 0;
   }
 
+  /// `const int64_t row_<input> = ...;`: the offset of the input's row of
+  /// token t (and sub-step row j) in the row functions.
+  static std::string inputRowOffset(const SpecPlan::Input &in) {
+    return "  const int64_t row_" + in.name + " = inputRow(p.a." + in.name +
+           ", " + (in.rate == Rate::head ? "0" : "2") + ", " +
+           (in.rate == Rate::head ? "0, 0" : "row, t") + ", " +
+           (in.rate == Rate::substep ? "RKC_SUBSTEP_ROWS, j" : "1, 0") +
+           ", hv, p.value_heads);\n";
+  }
+
   /// Emits the code computing expr `index` (and what it needs) into `os`.
   /// `consecutive`: a lane loads consecutive elements of an input row
   /// (loadRowConsecutive, the decode kernel's), else every 32nd (loadRow).
+  /// `rawAt` (when given): the inputs were loaded already, as they are
+  /// stored (rowRawInputs), at these offsets of `raw`; they are widened
+  /// from there instead of loaded.
   void emitExpr(const SpecPlan &p, int index, std::set<int> &done,
-                llvm::raw_ostream &os, bool consecutive) {
+                llvm::raw_ostream &os, bool consecutive,
+                const std::map<int, int> *rawAt = nullptr) {
     if (done.count(index))
       return;
     const SpecPlan::Expr &e = p.exprs[index];
     if (e.lhs >= 0)
-      emitExpr(p, e.lhs, done, os, consecutive);
+      emitExpr(p, e.lhs, done, os, consecutive, rawAt);
     if (e.rhs >= 0)
-      emitExpr(p, e.rhs, done, os, consecutive);
+      emitExpr(p, e.rhs, done, os, consecutive, rawAt);
     done.insert(index);
     std::string v = "e" + std::to_string(index);
     int w = width(e);
@@ -300,12 +314,19 @@ private:
     case K::Input: {
       const SpecPlan::Input &in = p.inputs[e.input];
       os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n";
+      if (rawAt) {
+        int at = rawAt->at(index);
+        if (w)
+          os << "  float " << v << "[" << w << "];\n  for (int i = 0; i < " << w
+             << "; ++i)\n    " << v << "[i] = widen(p.a." << in.name
+             << ".dtype, raw[" << at << " + i]);\n";
+        else
+          os << "  const float " << v << " = widen(p.a." << in.name
+             << ".dtype, raw[" << at << "]);\n";
+        return;
+      }
       std::string base = "row_" + in.name;
-      os << "  const int64_t " << base << " = inputRow(p.a." << in.name
-         << ", " << (in.rate == Rate::head ? 0 : 2) << ", "
-         << (in.rate == Rate::head ? "0, 0" : "row, t") << ", "
-         << (in.rate == Rate::substep ? "RKC_SUBSTEP_ROWS, j" : "1, 0")
-         << ", hv, p.value_heads);\n";
+      os << inputRowOffset(in);
       int last = (in.rate == Rate::head ? 1 : 3);
       if (w)
         os << "  float " << v << "[" << w << "];\n  "
@@ -395,6 +416,11 @@ private:
     return -1;
   }
 
+  /// The raw input values (as stored, before widening) a lane holds at once
+  /// while a batch of a row op's rows is in flight: the prep kernel runs at
+  /// 64 registers a thread.
+  static constexpr int kRawFloats = 32;
+
   /// The values a lane holds of one row of `role` (see rowValues).
   int64_t rowValueCount(Axis axis) const {
     return axis == Axis::key ? s.dk / 32 : axis == Axis::value ? s.dv / 32 : 1;
@@ -409,10 +435,8 @@ private:
                        int slot, RowRole role, Axis axis, bool consecutive,
                        llvm::raw_ostream &os) {
     const SpecPlan::Substep &sub = p.substeps[slot];
-    int expr = roleExpr(sub, role);
-    std::string name = prefix + "_s" + std::to_string(slot) + "_" +
-                       roleName(role);
-    int64_t count = rowValueCount(axis);
+    std::string name =
+        prefix + "_s" + std::to_string(slot) + "_" + roleName(role);
     os << "// Sub-step " << slot << ", " << roleName(role) << ".\n"
        << "__device__ __forceinline__ void " << name
        << "_values(const Params &p, int64_t row, int64_t t, int64_t hv, "
@@ -420,14 +444,25 @@ private:
        << "  const int lane = threadIdx.x % 32;\n"
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
        << "  (void)j; (void)lane;\n";
+    emitRowValues(p, sub, role, axis, consecutive, nullptr, os);
+  }
+
+  /// The body of a row function after its preamble: the role's expression
+  /// (its inputs loaded, or widened from `raw` at rawAt) into out, and the
+  /// closing brace.
+  void emitRowValues(const SpecPlan &p, const SpecPlan::Substep &sub,
+                     RowRole role, Axis axis, bool consecutive,
+                     const std::map<int, int> *rawAt, llvm::raw_ostream &os) {
+    int expr = roleExpr(sub, role);
+    int64_t count = rowValueCount(axis);
     std::set<int> done;
-    emitExpr(p, expr, done, os, consecutive);
+    emitExpr(p, expr, done, os, consecutive, rawAt);
     std::string v = "e" + std::to_string(expr);
     bool vec = width(p.exprs[expr]) != 0;
     std::string factor;
     if (axis == Axis::key) {
-      if (role == RowRole::read && sub.gate >= 0 && !sub.undecayedRead) {
-        emitExpr(p, sub.gate, done, os, consecutive);
+      if (decayedRead(sub, role)) {
+        emitExpr(p, sub.gate, done, os, consecutive, rawAt);
         bool gateVec = width(p.exprs[sub.gate]) != 0;
         factor = " * __expf(e" + std::to_string(sub.gate) +
                  (gateVec ? "[i]" : "") + ")";
@@ -441,6 +476,81 @@ private:
       os << "  for (int i = 0; i < " << count << "; ++i)\n"
          << "    out[i] = " << v << (vec ? "[i]" : "") << factor << ";\n";
     os << "}\n\n";
+  }
+
+  /// Whether a read row carries its sub-step's decay (its values times
+  /// exp(gate)).
+  static bool decayedRead(const SpecPlan::Substep &sub, RowRole role) {
+    return role == RowRole::read && sub.gate >= 0 && !sub.undecayedRead;
+  }
+
+  /// The inputs a row function of `role` reads, in the order its expression
+  /// meets them, with their offsets in its raw buffer (each input's values
+  /// a lane holds: DK / 32 or DV / 32, or one); returns the buffer's size.
+  int rowRawInputs(const SpecPlan &p, const SpecPlan::Substep &sub,
+                   RowRole role, Axis axis, std::vector<int> &inputs,
+                   std::map<int, int> &rawAt) const {
+    int size = 0;
+    std::function<void(int)> visit = [&](int index) {
+      if (index < 0 || rawAt.count(index))
+        return;
+      const SpecPlan::Expr &e = p.exprs[index];
+      visit(e.lhs);
+      visit(e.rhs);
+      if (e.kind != SpecPlan::ExprKind::Input)
+        return;
+      inputs.push_back(index);
+      rawAt[index] = size;
+      size += std::max(width(e), 1);
+    };
+    visit(roleExpr(sub, role));
+    if (axis == Axis::key && decayedRead(sub, role))
+      visit(sub.gate);
+    return size;
+  }
+
+  /// The prefill's row functions in two parts, so that a warp's rows load
+  /// together: `..._raw` loads the inputs of one row as they are stored
+  /// (loadRowRaw: no conversion, so no instruction waits for them), and
+  /// `..._from_raw` widens them and computes the role's values. A function
+  /// that converted as it loaded held every row's loads back until the
+  /// previous row's had arrived: one round trip to memory a row.
+  void emitRowRawFunctions(const SpecPlan &p, int slot, RowRole role, Axis axis,
+                           llvm::raw_ostream &os) {
+    const SpecPlan::Substep &sub = p.substeps[slot];
+    std::string name =
+        "prefill_s" + std::to_string(slot) + "_" + roleName(role);
+    std::vector<int> inputs;
+    std::map<int, int> rawAt;
+    int size = rowRawInputs(p, sub, role, axis, inputs, rawAt);
+    os << "// Sub-step " << slot << ", " << roleName(role)
+       << ": its inputs as stored (" << size << " a lane).\n"
+       << "__device__ __forceinline__ void " << name
+       << "_raw(const Params &p, int64_t row, int64_t t, int64_t hv, "
+          "unsigned *raw) {\n"
+       << "  const int lane = threadIdx.x % 32;\n"
+       << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
+       << "  (void)j; (void)lane;\n";
+    for (int index : inputs) {
+      const SpecPlan::Expr &e = p.exprs[index];
+      const SpecPlan::Input &in = p.inputs[e.input];
+      os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n"
+         << inputRowOffset(in);
+      int last = (in.rate == Rate::head ? 1 : 3);
+      if (int w = width(e))
+        os << "  loadRowRaw<" << w << ">(p.a." << in.name << ", row_" << in.name
+           << ", p.a." << in.name << ".stride[" << last << "], lane, raw + "
+           << rawAt[index] << ");\n";
+      else
+        os << "  raw[" << rawAt[index] << "] = loadRaw(p.a." << in.name
+           << ", row_" << in.name << ");\n";
+    }
+    os << "}\n\n"
+       << "// Sub-step " << slot << ", " << roleName(role)
+       << ": its values from " << name << "_raw's.\n"
+       << "__device__ __forceinline__ void " << name
+       << "_from_raw(const Params &p, const unsigned *raw, float *out) {\n";
+    emitRowValues(p, sub, role, axis, /*consecutive=*/false, &rawAt, os);
   }
 
   /// Stores a lane's values of a row (rowValueCount of them, `values`) to
@@ -595,12 +705,49 @@ private:
     llvm::raw_string_ostream os(text);
     os << "      constexpr int " << R << " = (" << n
        << " + WARPS - 1) / WARPS; // rows a warp\n"
-       << "      float " << values << "[" << R << "][" << count << "];\n"
-       << "#pragma unroll\n"
+       << "      float " << values << "[" << R << "][" << count << "];\n";
+    // Every row of one sub-step's, of an expression that reads inputs:
+    // loaded as stored, `batch` rows at a time (their raw values at most
+    // kRawFloats a lane), then widened.
+    const SpecPlan::Substep &first = plan.substeps[slots.front()];
+    std::vector<int> inputs;
+    std::map<int, int> rawAt;
+    int size =
+        period == 1 && roleExpr(first, r.getRole()) >= 0
+            ? rowRawInputs(plan, first, r.getRole(), t.getCols(), inputs, rawAt)
+            : 0;
+    if (size) {
+      int64_t rows = (n + s.threads / 32 - 1) / (s.threads / 32);
+      int64_t batch =
+          std::clamp<int64_t>(kRawFloats / std::max(size, 1), 1, rows);
+      std::string fn = "prefill_s" + std::to_string(slots.front()) + "_" +
+                       roleName(r.getRole());
+      std::string raw = ("raw" + suffix).str();
+      rawRowFunctions.insert({slots.front(), r.getRole(), t.getCols()});
+      os << "#pragma unroll\n"
+         << "      for (int r0 = 0; r0 < " << R << "; r0 += " << batch
+         << ") {\n"
+         << "        unsigned " << raw << "[" << batch << "][" << size << "];\n"
+         << "#pragma unroll\n"
+         << "        for (int r = r0; r < min(r0 + " << batch << ", " << R
+         << "); ++r) {\n"
+         << "          const int i = min(warp + r * WARPS, " << n - 1 << ");\n"
+         << "          const int64_t t = min(t0 + i, eos - 1);\n"
+         << "          " << fn << "_raw(p, row, t, hv, " << raw
+         << "[r - r0]);\n"
+         << "        }\n"
+         << "#pragma unroll\n"
+         << "        for (int r = r0; r < min(r0 + " << batch << ", " << R
+         << "); ++r)\n"
+         << "          " << fn << "_from_raw(p, " << raw << "[r - r0], "
+         << values << "[r]);\n"
+         << "      }\n";
+      return text;
+    }
+    os << "#pragma unroll\n"
        << "      for (int r = 0; r < " << R << "; ++r) {\n"
        << "        const int i = min(warp + r * WARPS, " << n - 1 << ");\n"
-       << "        const int64_t t = min(t0 + i / " << period
-       << ", eos - 1);\n"
+       << "        const int64_t t = min(t0 + i / " << period << ", eos - 1);\n"
        << "        switch (i % " << period << ") {\n";
     for (auto [k, slot] : llvm::enumerate(slots)) {
       os << "        case " << k << ": ";
@@ -1971,6 +2118,42 @@ __device__ __forceinline__ void loadRow(const rkc_tensor &t, int64_t base,
   }
 }
 
+/// loadRow's elements as they are stored (16-bit ones zero-extended), for
+/// widen to convert later: no instruction here waits for the loads, so a
+/// warp's loads of several rows are in flight together.
+template <int N>
+[[maybe_unused]] __device__ __forceinline__ void loadRowRaw(const rkc_tensor &t, int64_t base,
+                                           int64_t stride, int lane, unsigned *out) {
+  if (t.dtype == RKC_F32) {
+    const unsigned *x = static_cast<const unsigned *>(t.data) + base;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = x[(lane + 32 * i) * stride];
+  } else {
+    const unsigned short *x = static_cast<const unsigned short *>(t.data) + base;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = x[(lane + 32 * i) * stride];
+  }
+}
+
+[[maybe_unused]] __device__ __forceinline__ unsigned loadRaw(const rkc_tensor &t, int64_t offset) {
+  return t.dtype == RKC_F32 ? static_cast<const unsigned *>(t.data)[offset]
+                            : static_cast<const unsigned short *>(t.data)[offset];
+}
+
+/// An element loadRowRaw or loadRaw read, as a float.
+[[maybe_unused]] __device__ __forceinline__ float widen(int dtype, unsigned bits) {
+  switch (dtype) {
+  case RKC_BF16:
+    return __uint_as_float(bits << 16);
+  case RKC_F16:
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+  default:
+    return __uint_as_float(bits);
+  }
+}
+
 /// The decode kernel's rows (one token's, latency-bound) are dealt out
 /// differently: a lane holds elements lane * N, ..., lane * N + N - 1, which
 /// it loads as one vector where the row's layout allows (unit stride,
@@ -2182,6 +2365,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     for (auto &[slot, role, axis] : rowFunctions)
       emitRowFunction(plan, "prefill", slot, static_cast<RowRole>(role),
                       static_cast<Axis>(axis), /*consecutive=*/false, os);
+    for (auto &[slot, role, axis] : rawRowFunctions)
+      emitRowRawFunctions(plan, slot, role, axis, os);
     emitDecodeRowFunctions(os);
     os << "} // namespace\n\n";
 
@@ -3113,6 +3298,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   llvm::DenseMap<Value, int64_t> offsets, prepOffsets;
   llvm::DenseMap<Value, int> valueIds;
   std::set<std::tuple<int64_t, RowRole, Axis>> rowFunctions;
+  /// The prefill's row functions in two parts (emitRowRawFunctions).
+  std::set<std::tuple<int64_t, RowRole, Axis>> rawRowFunctions;
   std::vector<std::string> profiledOps; // chunk ops, in kernel order
   bool split = false; // prep and scan kernels (--rec-split-scan)
   std::string emitting; // the kernel bodyText is writing: all, prep or scan

@@ -395,16 +395,38 @@
 // EDARAW: const int j = 0;
 // EDARAW: rkc::tile::copyAsync16(dst, x + inputRow(p.a.v, 2, row, t, 1, j, hv, p.value_heads) + v0 + c);
 
+// QED's erase direction reads b, k, q and λ: 13 raw values a lane a row, so
+// its rows load two at a time (26 values, under kRawFloats), each pair
+// widened before the next loads.
+// RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.qed --no-fatbin > /dev/null
+// RUN: FileCheck %s --check-prefix=RAWBATCH --input-file=%t.qed/qed.cu
+// RAWBATCH: void prefill_s0_read_along_raw(const Params &p, int64_t row, int64_t t, int64_t hv, unsigned *raw) {
+// RAWBATCH: loadRowRaw<4>(p.a.b, row_b, p.a.b.stride[3], lane, raw + 0);
+// RAWBATCH: loadRowRaw<4>(p.a.k, row_k, p.a.k.stride[3], lane, raw + 4);
+// RAWBATCH: raw[8] = loadRaw(p.a.lam, row_lam);
+// RAWBATCH: loadRowRaw<4>(p.a.q, row_q, p.a.q.stride[3], lane, raw + 9);
+// RAWBATCH-LABEL: void prep(const Params &p)
+// RAWBATCH: rec.chunk.rows read_along
+// RAWBATCH: for (int r0 = 0; r0 < R; r0 += 2) {
+// RAWBATCH-NEXT: unsigned raw[2][13];
+// RAWBATCH: prefill_s0_read_along_raw(p, row, t, hv, raw[r - r0]);
+// RAWBATCH: prefill_s0_read_along_from_raw(p, raw[r - r0], values[r]);
+
 // In the prep kernel a row op followed by another loads both rows before
 // storing either: one round trip to memory and one barrier (GDN's erase
-// rows and scalar gates, 16 + 4 floats a thread of 256).
+// rows and scalar gates, 16 + 4 floats a thread of 256). Each loads its rows
+// as stored, then widens them.
 // RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.pair --no-fatbin > /dev/null
 // RUN: FileCheck %s --check-prefix=ROWPAIR --input-file=%t.pair/gdn.cu
 // ROWPAIR-LABEL: void prep(const Params &p)
 // ROWPAIR: rec.chunk.rows erase_along
-// ROWPAIR: prefill_s0_erase_along_values(p, row, t, hv, values[r]);
+// ROWPAIR: unsigned raw[4][4];
+// ROWPAIR: prefill_s0_erase_along_raw(p, row, t, hv, raw[r - r0]);
+// ROWPAIR: prefill_s0_erase_along_from_raw(p, raw[r - r0], values[r]);
 // ROWPAIR: float values2[R2][1];
-// ROWPAIR: prefill_s0_gate_values(p, row, t, hv, values2[r]);
+// ROWPAIR: unsigned raw2[4][1];
+// ROWPAIR: prefill_s0_gate_raw(p, row, t, hv, raw2[r - r0]);
+// ROWPAIR: prefill_s0_gate_from_raw(p, raw2[r - r0], values2[r]);
 // ROWPAIR: dst[threadIdx.x % 32 + 32 * c] = (live ? values[r][c] : 0.f);
 // ROWPAIR: dst[0] = (live ? values2[r][0] : 0.f);
 // ROWPAIR: __syncthreads();

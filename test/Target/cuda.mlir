@@ -34,6 +34,16 @@
 // EDA-NOT: prefill_s0_read
 // EDA-NOT: prefill_s0_key
 // EDA-NOT: prefill_s0_value
+// Rows of one sub-step's load as stored (..._raw: 16-bit ones zero-extended),
+// a batch of them before any is widened (..._from_raw), so that no row's
+// loads wait for another's.
+// EDA: __device__ __forceinline__ void prefill_s1_value_raw(const Params &p, int64_t row, int64_t t, int64_t hv, unsigned *raw) {
+// EDA: loadRowRaw<2>(p.a.v, row_v, p.a.v.stride[3], lane, raw + 0);
+// EDA: __device__ __forceinline__ void prefill_s1_value_from_raw(const Params &p, const unsigned *raw, float *out) {
+// EDA-NEXT: // input "v" [B, T, HV, dv]
+// EDA-NEXT: float e[[V:[0-9]+]][2];
+// EDA-NEXT: for (int i = 0; i < 2; ++i)
+// EDA-NEXT: e[[V]][i] = widen(p.a.v.dtype, raw[0 + i]);
 // The decode kernel's rows deal a lane consecutive elements, which it loads
 // as one vector where the row's layout allows (loadRowConsecutive), and
 // stores likewise (storeRow).
@@ -47,8 +57,11 @@
 // token), then stores them (zeros past the end): no load waits behind a
 // branch or a store.
 // EDA: // %{{[0-9]+}} = rec.chunk.rows value {{.*}} : !rec.tile<chunk[1], value>
-// EDA: const int64_t t = min(t0 + i / 1, eos - 1);
-// EDA: case 0: prefill_s1_value_values(p, row, t, hv, values[r]); break;
+// EDA: for (int r0 = 0; r0 < R; r0 += 2) {
+// EDA-NEXT: unsigned raw[2][2];
+// EDA: const int64_t t = min(t0 + i, eos - 1);
+// EDA-NEXT: prefill_s1_value_raw(p, row, t, hv, raw[r - r0]);
+// EDA: prefill_s1_value_from_raw(p, raw[r - r0], values[r]);
 // EDA: const bool live = t0 + i / 1 < eos;
 // EDA: dst[d - v0] = (live ? values[r][c] : 0.f);
 // EDA: rkc::tile::utInverse(

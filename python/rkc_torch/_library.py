@@ -118,7 +118,8 @@ class Library:
                                              ctypes.POINTER(ctypes.c_size_t)]
 
     def _args(self, inputs, o, initial_state=None, final_state=None,
-              cu_seqlens=None, cu_seqlens_host=None, scale=0.0):
+              cu_seqlens=None, cu_seqlens_host=None, scale=0.0,
+              state_indices=None):
         args = self.Args()
         for spec_input, tensor in zip(self.manifest["inputs"], inputs):
             setattr(args, spec_input["name"], describe(tensor))
@@ -130,14 +131,16 @@ class Library:
             args.num_seqs = cu_seqlens.numel() - 1
             if cu_seqlens_host is not None:
                 args.cu_seqlens_host = cu_seqlens_host.data_ptr()
+        if state_indices is not None:
+            args.state_indices = state_indices.data_ptr()
         args.scale = scale
         return args
 
     def call(self, entry, stream, inputs, o, initial_state=None,
              final_state=None, cu_seqlens=None, cu_seqlens_host=None,
-             scale=0.0):
+             scale=0.0, state_indices=None):
         args = self._args(inputs, o, initial_state, final_state, cu_seqlens,
-                          cu_seqlens_host, scale)
+                          cu_seqlens_host, scale, state_indices)
         self._check(self.manifest[entry], getattr(self.lib, self.manifest[entry])(
             ctypes.c_void_p(stream), ctypes.byref(args)))
 

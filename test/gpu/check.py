@@ -40,10 +40,11 @@ class Kernels(Library):
     """The generated library of one spec, called with inputs by name."""
 
     def call(self, which, inputs, o, initial=None, final=None,
-             cu_seqlens=None, cu_host=None):
+             cu_seqlens=None, cu_host=None, state_indices=None):
         ordered = [inputs[i["name"]] for i in self.manifest["inputs"]]
         super().call(which, torch.cuda.current_stream().cuda_stream, ordered,
-                     o, initial, final, cu_seqlens, cu_host)
+                     o, initial, final, cu_seqlens, cu_host,
+                     state_indices=state_indices)
 
 
 def run(cmd, **kw):
@@ -138,7 +139,49 @@ def check_case(kernels, inputs_path, ref_path, varlen):
         torch.cuda.synchronize()
         errors += [rel(o_tail, ref["o"][:, head:]),
                    rel(state, ref["final_state"])]
+        if o.shape[0] >= 2:
+            check_state_indices(kernels, inputs, initial, T - 1)
     return errors
+
+
+def check_state_indices(kernels, inputs, initial, t):
+    """A decode step of token t with state_indices: sequence b takes slot
+    N - 1 - b of the state pool, the last sequence is a padding entry (-1).
+    Each sequence must get what a plain call on its own slot's state gives
+    (the same arithmetic: no tolerance but rounding's), the padding entry's
+    o and the slot no sequence takes must stay as they were."""
+    rows = kernels.manifest["substep_rows"]
+    N = initial.shape[0]
+    def step(v, rate, batch):
+        if v.dim() < 3:
+            return v
+        r = rows if rate == "substep" else 1
+        return v[:batch, t * r:(t + 1) * r].contiguous()
+    rates_ = rates(kernels, inputs)
+    full = {k: step(v, rate, N) for (k, v), rate in zip(inputs.items(), rates_)}
+    lead = {k: step(v, rate, N - 1) for (k, v), rate in zip(inputs.items(), rates_)}
+    first = inputs[kernels.manifest["inputs"][0]["name"]]
+    shape = (N, 1, initial.shape[1], initial.shape[3])
+    indices = torch.arange(N - 1, -1, -1, dtype=torch.int32, device="cuda")
+    indices[N - 1] = -1
+    pool = initial.clone()
+    final = initial.clone()
+    o = torch.full(shape, float("nan"), device="cuda", dtype=first.dtype)
+    kernels.call("decode", full, o, pool, final, state_indices=indices)
+    gathered = pool[indices[:N - 1].long()].contiguous()
+    o_plain = torch.full((N - 1,) + shape[1:], float("nan"), device="cuda",
+                         dtype=first.dtype)
+    final_plain = torch.empty_like(gathered)
+    kernels.call("decode", lead, o_plain, gathered, final_plain)
+    torch.cuda.synchronize()
+    worst = max(rel(o[:N - 1], o_plain.double().cpu()),
+                rel(final[indices[:N - 1].long()], final_plain.double().cpu()))
+    if worst > 1e-6:
+        raise RuntimeError("state_indices: %.2e from the plain calls" % worst)
+    if not torch.isnan(o[N - 1]).all():
+        raise RuntimeError("state_indices: the padding entry wrote o")
+    if not torch.equal(final[0], pool[0]):
+        raise RuntimeError("state_indices: the slot no sequence takes changed")
 
 
 def rates(kernels, inputs):

@@ -157,6 +157,14 @@ class LibraryTest(unittest.TestCase):
             self.lib.call("prefill", 0, inputs, FakeTensor((1, 10, 3, 64)),
                           cu_seqlens=cu, cu_seqlens_host=Host())
 
+    def test_state_indices_reach_the_arguments(self):
+        indices = FakeTensor((2,), "torch.int32", address=0x5000)
+        args = self.lib._args(self.inputs(), FakeTensor((2, 10, 3, 64)),
+                              state_indices=indices)
+        self.assertEqual(args.state_indices, 0x5000)
+        self.assertIsNone(self.lib._args(self.inputs(),
+                                         FakeTensor((2, 10, 3, 64))).state_indices)
+
 
 class TuningDatabase(unittest.TestCase):
     """$RKC_TUNING: libraries are compiled with `rkc compile --tuning` from

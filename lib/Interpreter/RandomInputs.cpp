@@ -200,10 +200,10 @@ TensorMap randomInputs(const SpecPlan &plan, const RandomShape &requested,
       switch (roles[i]) {
       case InputRole::Gate: {
         // log σ(x), stretched so that its floor of -5 becomes -gateFloor.
-        const double floor = static_cast<double>(shape.gateFloor);
+        const double lowest = static_cast<double>(shape.gateFloor);
         for (int64_t d = 0; d < width; ++d)
-          x[d] = std::clamp(-std::log1p(std::exp(-x[d])) * (floor / 5.0),
-                            -floor, 0.0);
+          x[d] = std::clamp(-std::log1p(std::exp(-x[d])) * (lowest / 5.0),
+                            -lowest, 0.0);
         break;
       }
       case InputRole::Strength:

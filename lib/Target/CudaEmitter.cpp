@@ -416,9 +416,10 @@ private:
     return -1;
   }
 
-  /// The raw input values (as stored, before widening) a lane holds at once
-  /// while a batch of a row op's rows is in flight: the prep kernel runs at
-  /// 64 registers a thread.
+  /// The raw input elements (32-bit words, as stored, before widening) a
+  /// lane holds at once while a batch of a row op's rows is in flight: the
+  /// prep kernel runs at 64 registers a thread (the one-kernel prefill's
+  /// row ops batch the same way).
   static constexpr int kRawFloats = 32;
 
   /// The values a lane holds of one row of `role` (see rowValues).

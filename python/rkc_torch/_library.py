@@ -132,6 +132,19 @@ class Library:
             if cu_seqlens_host is not None:
                 args.cu_seqlens_host = cu_seqlens_host.data_ptr()
         if state_indices is not None:
+            # The launcher reads N int32 slots from the device and cannot
+            # check them without a synchronisation: their layout is
+            # checked here.
+            seqs = cu_seqlens.numel() - 1 if cu_seqlens is not None else o.shape[0]
+            if str(state_indices.dtype) != "torch.int32":
+                raise ValueError("state_indices must be int32, got %s"
+                                 % state_indices.dtype)
+            if state_indices.dim() != 1 or state_indices.numel() != seqs:
+                raise ValueError("state_indices must be [%d] (one slot a "
+                                 "sequence), got %s"
+                                 % (seqs, list(state_indices.shape)))
+            if state_indices.dim() == 1 and state_indices.stride(0) != 1:
+                raise ValueError("state_indices must be contiguous")
             args.state_indices = state_indices.data_ptr()
         args.scale = scale
         return args

@@ -9,8 +9,11 @@ interpreter's float64 outputs on the exact, rounded inputs), runs the prefill
 kernel on the GPU with outputs poisoned by NaN (on the inputs as drawn, and
 again on views of them with rows one element longer: the worse error of the
 two shows), compares, then checks the
-decode kernel over the last 16 tokens from the prefill state. Prints a table
-last; exits 1 if any row is out of tolerance.
+decode kernel over the last 16 tokens from the prefill state, and a decode
+step with state_indices (slots in another order, a padding entry) against
+plain calls. The cases include gates down to -40 a token (`gates=40`: the
+factored Grams' exact path); --dtypes takes f32, bf16 and f16. Prints a
+table last; exits 1 if any row is out of tolerance.
 
   python3 test/gpu/check.py --rkc .devbin/rkc [--specs kda,eda] [--quick]
 """

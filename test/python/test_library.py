@@ -164,6 +164,12 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(args.state_indices, 0x5000)
         self.assertIsNone(self.lib._args(self.inputs(),
                                          FakeTensor((2, 10, 3, 64))).state_indices)
+        with self.assertRaisesRegex(ValueError, "must be int32"):
+            self.lib._args(self.inputs(), FakeTensor((2, 10, 3, 64)),
+                           state_indices=FakeTensor((2,), "torch.int64"))
+        with self.assertRaisesRegex(ValueError, r"must be \[2\]"):
+            self.lib._args(self.inputs(), FakeTensor((2, 10, 3, 64)),
+                           state_indices=FakeTensor((3,), "torch.int32"))
 
 
 class TuningDatabase(unittest.TestCase):

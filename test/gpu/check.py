@@ -152,7 +152,9 @@ def check_state_indices(kernels, inputs, initial, t):
     N - 1 - b of the state pool, the last sequence is a padding entry (-1).
     Each sequence must get what a plain call on its own slot's state gives
     (the same arithmetic: no tolerance but rounding's), the padding entry's
-    o and the slot no sequence takes must stay as they were."""
+    o and the slot no sequence takes must stay as they were; the same again
+    with the pool updated in place, and with states off 16-byte alignment
+    (bit for bit)."""
     rows = kernels.manifest["substep_rows"]
     N = initial.shape[0]
     def step(v, rate, batch):
@@ -185,6 +187,25 @@ def check_state_indices(kernels, inputs, initial, t):
         raise RuntimeError("state_indices: the padding entry wrote o")
     if not torch.equal(final[0], pool[0]):
         raise RuntimeError("state_indices: the slot no sequence takes changed")
+    # The pool updated in place, as a server keeps it.
+    inplace = initial.clone()
+    o2 = torch.full_like(o, float("nan"))
+    kernels.call("decode", full, o2, inplace, inplace, state_indices=indices)
+    torch.cuda.synchronize()
+    if not (torch.equal(o2[:N - 1], o[:N - 1]) and torch.equal(inplace, final)):
+        raise RuntimeError("state_indices: in place differs from apart")
+    # States 4 bytes off 16-byte alignment (a view into a larger buffer).
+    buffer = torch.empty(initial.numel() + 1, device="cuda")
+    shifted = buffer[1:].view_as(initial)
+    shifted.copy_(initial)
+    o3 = torch.full_like(o, float("nan"))
+    final3 = torch.empty_like(initial)
+    kernels.call("decode", full, o3, shifted, final3, state_indices=indices)
+    torch.cuda.synchronize()
+    if not (torch.equal(o3[:N - 1], o[:N - 1]) and
+            torch.equal(final3[indices[:N - 1].long()],
+                        final[indices[:N - 1].long()])):
+        raise RuntimeError("state_indices: a misaligned state differs")
 
 
 def rates(kernels, inputs):

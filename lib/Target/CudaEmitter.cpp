@@ -485,12 +485,11 @@ private:
     return role == RowRole::read && sub.gate >= 0 && !sub.undecayedRead;
   }
 
-  /// The inputs a row function of `role` reads, in the order its expression
-  /// meets them, with their offsets in its raw buffer (each input's values
+  /// The inputs a row function of `role` reads, with their offsets in its
+  /// raw buffer in the order its expression meets them (each input's values
   /// a lane holds: DK / 32 or DV / 32, or one); returns the buffer's size.
   int rowRawInputs(const SpecPlan &p, const SpecPlan::Substep &sub,
-                   RowRole role, Axis axis, std::vector<int> &inputs,
-                   std::map<int, int> &rawAt) const {
+                   RowRole role, Axis axis, std::map<int, int> &rawAt) const {
     int size = 0;
     std::function<void(int)> visit = [&](int index) {
       if (index < 0 || rawAt.count(index))
@@ -500,7 +499,6 @@ private:
       visit(e.rhs);
       if (e.kind != SpecPlan::ExprKind::Input)
         return;
-      inputs.push_back(index);
       rawAt[index] = size;
       size += std::max(width(e), 1);
     };
@@ -521,9 +519,13 @@ private:
     const SpecPlan::Substep &sub = p.substeps[slot];
     std::string name =
         "prefill_s" + std::to_string(slot) + "_" + roleName(role);
-    std::vector<int> inputs;
     std::map<int, int> rawAt;
-    int size = rowRawInputs(p, sub, role, axis, inputs, rawAt);
+    int size = rowRawInputs(p, sub, role, axis, rawAt);
+    // The loads in the buffer's order.
+    std::vector<std::pair<int, int>> inputs; // (offset, expr)
+    for (auto [index, at] : rawAt)
+      inputs.push_back({at, index});
+    llvm::sort(inputs);
     os << "// Sub-step " << slot << ", " << roleName(role)
        << ": its inputs as stored (" << size << " a lane).\n"
        << "__device__ __forceinline__ void " << name
@@ -532,7 +534,7 @@ private:
        << "  const int lane = threadIdx.x % 32;\n"
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
        << "  (void)j; (void)lane;\n";
-    for (int index : inputs) {
+    for (auto [at, index] : inputs) {
       const SpecPlan::Expr &e = p.exprs[index];
       const SpecPlan::Input &in = p.inputs[e.input];
       os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n"
@@ -541,10 +543,10 @@ private:
       if (int w = width(e))
         os << "  loadRowRaw<" << w << ">(p.a." << in.name << ", row_" << in.name
            << ", p.a." << in.name << ".stride[" << last << "], lane, raw + "
-           << rawAt[index] << ");\n";
+           << at << ");\n";
       else
-        os << "  raw[" << rawAt[index] << "] = loadRaw(p.a." << in.name
-           << ", row_" << in.name << ");\n";
+        os << "  raw[" << at << "] = loadRaw(p.a." << in.name << ", row_"
+           << in.name << ");\n";
     }
     os << "}\n\n"
        << "// Sub-step " << slot << ", " << roleName(role)
@@ -711,12 +713,10 @@ private:
     // loaded as stored, `batch` rows at a time (their raw values at most
     // kRawFloats a lane), then widened.
     const SpecPlan::Substep &first = plan.substeps[slots.front()];
-    std::vector<int> inputs;
     std::map<int, int> rawAt;
-    int size =
-        period == 1 && roleExpr(first, r.getRole()) >= 0
-            ? rowRawInputs(plan, first, r.getRole(), t.getCols(), inputs, rawAt)
-            : 0;
+    int size = period == 1 && roleExpr(first, r.getRole()) >= 0
+                   ? rowRawInputs(plan, first, r.getRole(), t.getCols(), rawAt)
+                   : 0;
     if (size) {
       int64_t rows = (n + s.threads / 32 - 1) / (s.threads / 32);
       int64_t batch =

@@ -119,24 +119,18 @@ def check_case(kernels, inputs_path, ref_path, varlen):
               max(errors[1], rel(final2, ref["final_state"]))]
     # Decode: the same tokens one at a time from the given state (batch rows).
     if not varlen:
-        rows = kernels.manifest["substep_rows"]
         T = o.shape[1]
         tail = min(16, T)
         state = initial.clone()
         # Prefill all but the last `tail` tokens, then decode them one by one.
         head = T - tail
         if head > 0:
-            cut = {k: (v[:, :head * (rows if "substep" == rate else 1)]
-                       if v.dim() >= 3 else v)
-                   for (k, v), rate in zip(inputs.items(), rates(kernels, inputs))}
+            cut = token_span(kernels, inputs, 0, head)
             o_head = torch.empty_like(o[:, :head])
             kernels.call("prefill", cut, o_head, initial, state)
         o_tail = torch.full_like(o[:, head:], float("nan"))
         for t in range(head, T):
-            step = {k: (v[:, t * (rows if rate == "substep" else 1):
-                          (t + 1) * (rows if rate == "substep" else 1)]
-                        if v.dim() >= 3 else v)
-                    for (k, v), rate in zip(inputs.items(), rates(kernels, inputs))}
+            step = token_span(kernels, inputs, t, t + 1)
             kernels.call("decode", step, o_tail[:, t - head:t - head + 1],
                          state, state)
         torch.cuda.synchronize()
@@ -155,16 +149,9 @@ def check_state_indices(kernels, inputs, initial, t):
     o and the slot no sequence takes must stay as they were; the same again
     with the pool updated in place, and with states off 16-byte alignment
     (bit for bit)."""
-    rows = kernels.manifest["substep_rows"]
     N = initial.shape[0]
-    def step(v, rate, batch):
-        if v.dim() < 3:
-            return v
-        r = rows if rate == "substep" else 1
-        return v[:batch, t * r:(t + 1) * r].contiguous()
-    rates_ = rates(kernels, inputs)
-    full = {k: step(v, rate, N) for (k, v), rate in zip(inputs.items(), rates_)}
-    lead = {k: step(v, rate, N - 1) for (k, v), rate in zip(inputs.items(), rates_)}
+    full = token_span(kernels, inputs, t, t + 1, contiguous=True)
+    lead = token_span(kernels, inputs, t, t + 1, N - 1, contiguous=True)
     first = inputs[kernels.manifest["inputs"][0]["name"]]
     shape = (N, 1, initial.shape[1], initial.shape[3])
     indices = torch.arange(N - 1, -1, -1, dtype=torch.int32, device="cuda")
@@ -206,6 +193,21 @@ def check_state_indices(kernels, inputs, initial, t):
             torch.equal(final3[indices[:N - 1].long()],
                         final[indices[:N - 1].long()])):
         raise RuntimeError("state_indices: a misaligned state differs")
+
+
+def token_span(kernels, inputs, t0, t1, batch=None, contiguous=False):
+    """The inputs of tokens [t0, t1) (a token's rows for sub-step inputs),
+    of the first `batch` sequences; inputs without a token axis as they
+    are."""
+    rows = kernels.manifest["substep_rows"]
+    span = {}
+    for (k, v), rate in zip(inputs.items(), rates(kernels, inputs)):
+        if v.dim() >= 3:
+            r = rows if rate == "substep" else 1
+            v = v[:batch, t0 * r:t1 * r]
+            v = v.contiguous() if contiguous else v
+        span[k] = v
+    return span
 
 
 def rates(kernels, inputs):

@@ -449,35 +449,51 @@ def nbytes(t):
 
 
 class StreamPool:
-    """The device's current stream-ordered memory pool, where cuMemAllocAsync
-    takes memory (RKC's split kernels their workspace, freed on the stream
-    after the scan): the high-water mark of its bytes in use, reset before a
-    call. Reads 0 where the driver's pool attributes cannot be reached."""
+    """The stream-ordered memory pools a call may take memory from: the
+    device's current one (cuMemAllocAsync) and the RKC runtime's workspace
+    pool of each loaded rkc_torch library (its split kernels' workspace,
+    freed on the stream after the scan, kept by the pool): the sum of their
+    high-water marks of bytes in use since `reset`. Reads 0 where the
+    driver's pool attributes cannot be reached."""
     USED_MEM_HIGH = 8   # CU_MEMPOOL_ATTR_USED_MEM_HIGH
 
     def __init__(self):
-        self.lib = self.pool = None
+        self.lib = None
         try:
-            lib = ctypes.CDLL("libcuda.so.1")
+            self.lib = ctypes.CDLL("libcuda.so.1")
         except OSError:
-            return
+            pass
+
+    def pools(self):
+        if not self.lib:
+            return []
+        pools = []
         device, pool = ctypes.c_int(), ctypes.c_void_p()
-        if (lib.cuCtxGetDevice(ctypes.byref(device)) == 0 and
-                lib.cuDeviceGetMemPool(ctypes.byref(pool), device) == 0):
-            self.lib, self.pool = lib, pool
+        if (self.lib.cuCtxGetDevice(ctypes.byref(device)) == 0 and
+                self.lib.cuDeviceGetMemPool(ctypes.byref(pool), device) == 0):
+            pools.append(pool)
+        if rkc_torch is not None:
+            from rkc_torch._library import loaded_libraries
+            for lib in loaded_libraries():
+                address = lib.memory_pool()
+                if address:
+                    pools.append(ctypes.c_void_p(address))
+        return pools
 
     def reset(self):
-        if self.lib:
+        for pool in self.pools():
             zero = ctypes.c_uint64(0)
-            self.lib.cuMemPoolSetAttribute(self.pool, self.USED_MEM_HIGH,
+            self.lib.cuMemPoolSetAttribute(pool, self.USED_MEM_HIGH,
                                            ctypes.byref(zero))
 
     def peak(self):
-        value = ctypes.c_uint64(0)
-        if not self.lib or self.lib.cuMemPoolGetAttribute(
-                self.pool, self.USED_MEM_HIGH, ctypes.byref(value)):
-            return 0
-        return value.value
+        total = 0
+        for pool in self.pools():
+            value = ctypes.c_uint64(0)
+            if self.lib.cuMemPoolGetAttribute(pool, self.USED_MEM_HIGH,
+                                              ctypes.byref(value)) == 0:
+                total += value.value
+        return total
 
 
 STREAM_POOL = None
@@ -488,9 +504,9 @@ def extra_memory(fn):
     returns: the peak of torch's caching allocator (where fla's and
     rkc_torch's tensors live). Also the device memory taken outside that
     allocator: what the call leaves taken (a library's own cuMemAlloc, from
-    cudaMemGetInfo), or the peak of the stream-ordered pool during the call
-    (a workspace from cuMemAllocAsync, freed before the call returns),
-    whichever is larger."""
+    cudaMemGetInfo), or the peak of the stream-ordered pools during the call
+    (a workspace from cuMemAllocAsync or RKC's pool, freed before the call
+    returns), whichever is larger."""
     global STREAM_POOL
     if STREAM_POOL is None:
         STREAM_POOL = StreamPool()

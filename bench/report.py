@@ -272,8 +272,8 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
            "the copy bandwidth above. Extra MiB: peak of torch's allocator during one "
            "call minus what was live before and what the call returns (RKC / reference); "
            "\"outside torch\": the larger of what the call leaves taken outside that "
-           "allocator and the peak of the stream-ordered pool (cuMemAllocAsync) during "
-           "the call."
+           "allocator and the peak of the stream-ordered pools (the device's and RKC's "
+           "workspace pool) during the call."
            % BOUND, ""]
 
     md += ["## Acceptance (the performance targets)", ""]

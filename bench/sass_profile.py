@@ -1,4 +1,4 @@
-"""The torch-free half of test/gpu/profile.py: reads what Nsight Compute
+"""The torch-free half of test/gpu/kernel_profile.py: reads what Nsight Compute
 exports of one kernel launch (`ncu -i REPORT --page source --csv
 --print-source sass`: one row per SASS instruction with its execution count,
 warp-state samples and shared-memory wavefronts) and says where the kernel's

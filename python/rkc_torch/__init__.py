@@ -15,11 +15,18 @@ adds options to every ``rkc compile`` (e.g. ``--split-scan 1``). The ops are reg
 ``torch.library`` (with fake implementations, so ``torch.compile`` traces
 them) and never synchronise the host, so they can be captured in CUDA graphs
 once warmed up.
+
+The prefill's workspace comes from the runtime's own stream-ordered pool,
+outside torch's allocator; the pool keeps that memory from one call to the
+next (so a call is not slowed by mapping it again after a synchronisation).
+``rkc_torch.release_memory()`` hands it back.
 """
+from ._library import release_memory
 from ._ops import (chunk_comba, chunk_delta_rule, chunk_deltaproduct,
                    chunk_dplr, chunk_eda, chunk_gated_delta_rule, chunk_gdn2,
                    chunk_kda, chunk_linear_attention, chunk_qed, recurrence)
 
 __all__ = ["chunk_comba", "chunk_delta_rule", "chunk_deltaproduct",
            "chunk_dplr", "chunk_eda", "chunk_gated_delta_rule", "chunk_gdn2",
-           "chunk_kda", "chunk_linear_attention", "chunk_qed", "recurrence"]
+           "chunk_kda", "chunk_linear_attention", "chunk_qed", "recurrence",
+           "release_memory"]

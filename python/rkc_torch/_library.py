@@ -110,6 +110,17 @@ class Library:
             fn = getattr(self.lib, self.manifest[entry])
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(self.Args)]
+        # The runtime's workspace pool of the current device (made on first
+        # use) and the call that hands back what it holds unused; libraries
+        # from an rkc without them have neither.
+        self._pool = getattr(self.lib, "rkc_memory_pool", None)
+        if self._pool:
+            self._pool.restype = ctypes.c_int
+            self._pool.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+        self._release = getattr(self.lib, "rkc_release_memory", None)
+        if self._release:
+            self._release.restype = ctypes.c_int
+            self._release.argtypes = []
         query = self.manifest.get("prefill_workspace")
         self.workspace_query = getattr(self.lib, query) if query else None
         if self.workspace_query:
@@ -170,6 +181,21 @@ class Library:
             ctypes.byref(args), ctypes.byref(size)))
         return size.value
 
+    def memory_pool(self):
+        """The address of the CUmemoryPool this library's workspaces come
+        from on the current device, or None where the library has none."""
+        if not self._pool:
+            return None
+        pool = ctypes.c_void_p()
+        self._check("rkc_memory_pool", self._pool(ctypes.byref(pool)))
+        return pool.value
+
+    def release_memory(self):
+        """Hands the device memory this library's workspace pools hold and
+        no call uses back to the driver."""
+        if self._release:
+            self._check("rkc_release_memory", self._release())
+
     def _check(self, name, status):
         if status:
             message = self.lib.rkc_last_error().decode()
@@ -215,6 +241,22 @@ def library(name, dk, dv, params=(), device=None):
                    tuning[0] if tuning else None, options)
         _loaded[key] = Library(folder, name)
         return _loaded[key]
+
+
+def loaded_libraries():
+    """The libraries loaded so far in this process."""
+    with _lock:
+        return list(_loaded.values())
+
+
+def release_memory():
+    """Hands the device memory that the loaded libraries keep for their
+    workspaces, and that no call uses, back to the driver (as
+    torch.cuda.empty_cache does for torch's allocator). Synchronise the
+    streams the calls ran on first: a workspace counts as in use until its
+    stream reaches the end of the call."""
+    for lib in loaded_libraries():
+        lib.release_memory()
 
 
 _tuning_digests = {}  # (path, mtime, size) -> sha256 of the database

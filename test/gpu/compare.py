@@ -104,7 +104,7 @@ def one_call(folder, spec, shape, decode):
     """A call of a built library's kernel (prefill, or decode with `decode`
     N,H) on the first case cases() draws for `spec` at `shape` (B,T,H) or
     `decode`, its outputs in buffers of their own: for the tools that run
-    one kernel (profile.py, decode_stamps.py)."""
+    one kernel (kernel_profile.py, decode_stamps.py)."""
     import torch
     from check import Kernels
     args = argparse.Namespace(spec=spec, shape=shape,

@@ -8,6 +8,7 @@ fullgraph=True. Prints a table last; exit 1 on any failure.
   python3 test/gpu/torch_ops.py --rkc build/bin/rkc --fla PATH_TO_A_COPY_OF_FLA
 """
 import argparse
+import ctypes
 import os
 import subprocess
 import sys
@@ -134,6 +135,32 @@ def main():
     eager, _ = rkc_torch.chunk_eda(*tensors)
     record("chunk_eda: CUDA graph replay vs eager", [rel(captured, eager)],
            ok=rel(captured, eager) == 0.0)
+
+    # The workspace pool keeps its memory from one synchronised call to the
+    # next (no mapping again) and hands it back on release_memory.
+    from rkc_torch._library import loaded_libraries
+    libcuda = ctypes.CDLL("libcuda.so.1")
+
+    def reserved():  # CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT of RKC's pools
+        total = 0
+        for pool in {lib.memory_pool() for lib in loaded_libraries()} - {None}:
+            value = ctypes.c_uint64(0)
+            if libcuda.cuMemPoolGetAttribute(ctypes.c_void_p(pool), 5,
+                                             ctypes.byref(value)):
+                return -1
+            total += value.value
+        return total
+
+    held = []
+    for _ in range(2):
+        rkc_torch.chunk_eda(*tensors)
+        torch.cuda.synchronize()
+        held.append(reserved())
+    rkc_torch.release_memory()
+    held.append(reserved())
+    record("workspace pool: kept across synchronised calls, released "
+           "(%d, %d, %d bytes)" % tuple(held), [],
+           ok=held[0] > 0 and held[1] == held[0] and held[2] == 0)
 
     # torch.compile with fullgraph=True.
     def layer(q, k, v, g, beta, e, gamma):

@@ -81,6 +81,17 @@ class LibraryTest(unittest.TestCase):
             self.lib.call("decode", 0, self.inputs(), FakeTensor((2, 10, 3, 64)),
                           scale=0.5)
 
+    def test_workspace_pool(self):
+        # Without a current context (none here, GPU or not): an error that
+        # names the call, never a crash; releasing nothing held succeeds.
+        try:
+            pool = self.lib.memory_pool()
+            self.assertTrue(pool)
+        except RuntimeError as e:
+            self.assertIn("rkc_memory_pool", str(e))
+        self.lib.release_memory()
+        library.release_memory()
+
     def test_workspace_query(self):
         # One kernel: none. The split kernels: a (chunk slot, value head)
         # each, ceil(10 / 16) = 1 slot a batch row here.

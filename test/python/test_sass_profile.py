@@ -1,4 +1,4 @@
-"""bench/sass_profile.py, the half of test/gpu/profile.py that reads Nsight
+"""bench/sass_profile.py, the half of test/gpu/kernel_profile.py that reads Nsight
 Compute's SASS export (no GPU, no ncu): a made-up export of a two-barrier
 kernel, its phases, stall reasons and opcodes.
 

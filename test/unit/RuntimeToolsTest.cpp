@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace {
@@ -43,6 +44,24 @@ TEST(RuntimeTools, WithoutAContextNothingCrashes) {
   rkc_kernel_properties properties;
   EXPECT_NE(rkc_kernel_get_properties(junk, "k", &properties), RKC_SUCCESS);
   EXPECT_GT(std::strlen(rkc_last_error()), 0u);
+}
+
+TEST(RuntimeTools, WorkspacePoolAnswersOrFails) {
+  EXPECT_EQ(rkc_memory_pool(nullptr), RKC_ERROR_NULL_POINTER);
+  EXPECT_GT(std::strlen(rkc_last_error()), 0u);
+  // Without a current context (this test opens none), a status and a
+  // message, and no stale handle.
+  CUmemoryPool pool = reinterpret_cast<CUmemoryPool>(uintptr_t(1));
+  rkc_status status = rkc_memory_pool(&pool);
+  if (status == RKC_SUCCESS) {
+    EXPECT_NE(pool, nullptr);
+  } else {
+    EXPECT_EQ(pool, nullptr);
+    EXPECT_THAT(status, AnyOf(Eq(RKC_ERROR_NO_DRIVER), Eq(RKC_ERROR_CUDA)));
+    EXPECT_GT(std::strlen(rkc_last_error()), 0u);
+  }
+  // Nothing held is nothing to hand back, with a driver or without.
+  EXPECT_EQ(rkc_release_memory(), RKC_SUCCESS);
 }
 
 } // namespace

@@ -122,11 +122,24 @@ rkc_status rkc_event_destroy(CUevent event);
 rkc_status rkc_device_memset_async(void *device, unsigned char value,
                                    size_t bytes, CUstream stream);
 
-/* Stream-ordered device memory (cuMemAllocAsync/cuMemFreeAsync): a
+/* Stream-ordered device memory (cuMemAllocFromPoolAsync/cuMemFreeAsync): a
  * launcher's workspace lives from its first kernel to its last on `stream`,
- * without a host synchronisation, and inside CUDA graph captures. */
+ * without a host synchronisation, and inside CUDA graph captures. It comes
+ * from the runtime's own pool of the current device (rkc_memory_pool), which
+ * keeps the memory it has taken across calls and synchronisations, so a
+ * call's workspace is not mapped again on each call. */
 rkc_status rkc_stream_alloc(void **pointer, size_t bytes, CUstream stream);
 rkc_status rkc_stream_free(void *pointer, CUstream stream);
+/* The runtime's workspace pool of the current device (made on first use), for
+ * callers that read its attributes (cuMemPoolGetAttribute: what it holds,
+ * its peak). */
+/* Spelled as cuda.h spells it. */
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+rkc_status rkc_memory_pool(CUmemoryPool *pool);
+/* Hands the memory the workspace pools hold and no call uses back to the
+ * driver (cuMemPoolTrimTo). Workspaces freed on a stream count as used until
+ * that stream reaches the free: synchronise it first. */
+rkc_status rkc_release_memory(void);
 
 /* A second stream for work enqueued on `of` in the current context
  * (non-blocking, made on first use and kept, one for each such stream), and

@@ -8,8 +8,8 @@ and opcodes, and a table of its phases, the instructions between two
 barriers: in a generated kernel, its chunk ops in order
 (bench/sass_profile.py).
 
-  python3 test/gpu/profile.py --rkc build/bin/rkc --spec kda --kernel prep
-  python3 test/gpu/profile.py --rkc build/bin/rkc --spec gdn2 --kernel decode \\
+  python3 test/gpu/kernel_profile.py --rkc build/bin/rkc --spec kda --kernel prep
+  python3 test/gpu/kernel_profile.py --rkc build/bin/rkc --spec gdn2 --kernel decode \\
       --decode 64,32 --out /tmp/gdn2-decode
 
 --kernel: prep (the split prefill's prep kernel), scan (its scan: the

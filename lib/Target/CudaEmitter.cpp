@@ -838,9 +838,39 @@ private:
     return sumOfProduct.lookup(mm) == sumIntoState && sumIntoState;
   }
 
+  /// Whether a prep op stores its value for the scan as it computes it
+  /// (tile::KeepIn, the op's last argument): an elementwise op whose whole
+  /// value crosses with its key- or chunk-side columns, laid out in the
+  /// workspace as in its tile. A copy after it would cost a barrier and a
+  /// second pass over shared memory.
+  bool keptAsComputed(Operation *op) const {
+    if (emitting != "prep" || !op->hasAttr("rec.to_scan") ||
+        op->hasAttr("rec.to_workspace") || lastRowOnly(op) ||
+        op->getNumResults() != 1)
+      return false;
+    auto type = dyn_cast<TileType>(op->getResult(0).getType());
+    if (!type || type.getCols() == Axis::value)
+      return false;
+    if (auto sum = dyn_cast<ChunkAddOp>(op))
+      return !isa<BlockArgument>(sum.getLhs()) &&
+             !isa<BlockArgument>(sum.getRhs());
+    return isa<ChunkScaleColsOp, ChunkScaleRowsOp, ChunkNegOp, ChunkDecayRowsOp,
+               ChunkDecayToEndOp>(op);
+  }
+
   /// The code of an op that prints some (emitChunkOp).
   void emitOpBody(Operation *op, llvm::raw_ostream &os) {
-    auto result = [&]() { return tile(op->getResult(0)); };
+    // An op kept as computed also gets where: the workspace's copy.
+    if (keptAsComputed(op))
+      os << "    // kept for the scan, stored there as computed\n";
+    auto result = [&]() {
+      std::string out = tile(op->getResult(0));
+      if (!keptAsComputed(op))
+        return out;
+      std::string T = crossingType(op);
+      return out + ",\n        rkc::tile::KeepIn<" + T + ">{reinterpret_cast<" +
+             T + " *>(ws + " + workspaceAt(op) + ")}";
+    };
     TypeSwitch<Operation *>(op)
         .Case([&](ChunkRowsOp r) {
           // Every row of the warp loaded before any is stored: a row past
@@ -1907,7 +1937,8 @@ private:
               op.hasAttr("rec.per_value_tile") != perValueTile)
             continue;
           emitChunkOp(&op, ks);
-          if (op.hasAttr("rec.to_scan") && !op.hasAttr("rec.to_workspace"))
+          if (op.hasAttr("rec.to_scan") && !op.hasAttr("rec.to_workspace") &&
+              !keptAsComputed(&op))
             emitWorkspaceCopy(&op, /*store=*/true, ks);
         }
         if (perValueTile)

@@ -190,6 +190,17 @@
 // rows decayed by the inclusive sum, with no exclusive sum.
 // CHECK-NOT: exclusive
 // CHECK: rec.chunk.gram
+// An elementwise op whose value crosses whole, with key- or chunk-side
+// columns, stores it for the scan as it computes it: no copy after it, and
+// no barrier before one.
+// CHECK: // kept for the scan, stored there as computed
+// CHECK-NEXT: rkc::tile::decayToEnd(tile{{[0-9]+}}, {16, 1, 1, {0}}, 64, [[G]], 64, L, [[KT:tile[0-9]+]],
+// CHECK-NEXT: rkc::tile::KeepIn<Crossing<TensorCores>>{reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}))});
+// CHECK-NOT: kept for the scan: [[KT]]
+// CHECK: // kept for the scan, stored there as computed
+// CHECK-NEXT: rkc::tile::decayRows(
+// CHECK: // kept for the scan, stored there as computed
+// CHECK-NEXT: rkc::tile::scaleCols(
 // Value-side ops run once per prep value tile (PBV: here all of dv = 64,
 // whose plan needs no more shared memory than the value tile's), after the
 // key-side ones; each writes its columns of the full row. A product only the

@@ -533,40 +533,68 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
   __syncthreads();
 }
 
+/// Where an elementwise op also stores each element it computes, element e
+/// at e: nowhere (NoKeep), or a chunk's workspace (KeepIn: a prep value the
+/// scan reads, stored as it is computed, where a copy after the op would
+/// cost a barrier and a second pass over shared memory).
+struct NoKeep {
+  __device__ void operator()(int, float) const {}
+};
+template <typename T> struct KeepIn {
+  T *w;
+  __device__ void operator()(int e, float x) const { w[e] = fromFloat<T>(x); }
+};
+
 /// out[i, j] = M[i, col(j)] · c[j], keeping the columns of c's rows.
+template <typename Keep = NoKeep>
 __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
-                                 const float *c, Rows cRows, float *out) {
+                                 const float *c, Rows cRows, float *out,
+                                 Keep keep = {}) {
   int n = rows * cRows.count;
 #pragma unroll 4
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     int i = e / cRows.count, j = e % cRows.count;
     int src = mCols.index(cRows.real(j));
-    out[e] = m[i * mCols.count + src] * c[j];
+    const float value = m[i * mCols.count + src] * c[j];
+    out[e] = value;
+    keep(e, value);
   }
   __syncthreads();
 }
 
 /// out[i, :] = x[i, :] · c[i]
+template <typename Keep = NoKeep>
 __device__ inline void scaleRows(const float *x, int rows, int cols,
-                                 const float *c, float *out) {
+                                 const float *c, float *out, Keep keep = {}) {
 #pragma unroll 4
-  for (int e = threadIdx.x; e < rows * cols; e += kBlockThreads)
-    out[e] = x[e] * c[e / cols];
+  for (int e = threadIdx.x; e < rows * cols; e += kBlockThreads) {
+    const float value = x[e] * c[e / cols];
+    out[e] = value;
+    keep(e, value);
+  }
   __syncthreads();
 }
 
-__device__ inline void neg(const float *x, int n, float *out) {
+template <typename Keep = NoKeep>
+__device__ inline void neg(const float *x, int n, float *out, Keep keep = {}) {
 #pragma unroll 4
-  for (int e = threadIdx.x; e < n; e += kBlockThreads)
-    out[e] = -x[e];
+  for (int e = threadIdx.x; e < n; e += kBlockThreads) {
+    const float value = -x[e];
+    out[e] = value;
+    keep(e, value);
+  }
   __syncthreads();
 }
 
-template <typename X, typename Y>
-__device__ inline void add(const X *x, const Y *y, int n, float *out) {
+template <typename X, typename Y, typename Keep = NoKeep>
+__device__ inline void add(const X *x, const Y *y, int n, float *out,
+                           Keep keep = {}) {
 #pragma unroll 4
-  for (int e = threadIdx.x; e < n; e += kBlockThreads)
-    out[e] = toFloat(x[e]) + toFloat(y[e]);
+  for (int e = threadIdx.x; e < n; e += kBlockThreads) {
+    const float value = toFloat(x[e]) + toFloat(y[e]);
+    out[e] = value;
+    keep(e, value);
+  }
   __syncthreads();
 }
 
@@ -651,25 +679,33 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
 }
 
 /// out[i, c] = x[i, c] · exp(G[ri, c]) (G with one column: the same on every c).
+template <typename Keep = NoKeep>
 __device__ inline void decayRows(const float *x, Rows xRows, int cols,
-                                 const float *G, int gCols, float *out) {
+                                 const float *G, int gCols, float *out,
+                                 Keep keep = {}) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = e % cols;
-    out[e] = x[e] * __expf(G[xRows.real(i) * gCols + (gCols == 1 ? 0 : c)]);
+    const float value =
+        x[e] * __expf(G[xRows.real(i) * gCols + (gCols == 1 ? 0 : c)]);
+    out[e] = value;
+    keep(e, value);
   }
   __syncthreads();
 }
 
 /// out[i, c] = x[i, c] · exp(G[L-1, c] - G[ri, c])
+template <typename Keep = NoKeep>
 __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
-                                  const float *G, int gCols, int L,
-                                  float *out) {
+                                  const float *G, int gCols, int L, float *out,
+                                  Keep keep = {}) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = gCols == 1 ? 0 : e % cols;
-    out[e] = x[e] * __expf(G[(L - 1) * gCols + c] -
-                           G[xRows.real(i) * gCols + c]);
+    const float value =
+        x[e] * __expf(G[(L - 1) * gCols + c] - G[xRows.real(i) * gCols + c]);
+    out[e] = value;
+    keep(e, value);
   }
   __syncthreads();
 }

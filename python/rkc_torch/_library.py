@@ -154,7 +154,7 @@ class Library:
                 raise ValueError("state_indices must be [%d] (one slot a "
                                  "sequence), got %s"
                                  % (seqs, list(state_indices.shape)))
-            if state_indices.dim() == 1 and state_indices.stride(0) != 1:
+            if state_indices.stride(0) != 1:
                 raise ValueError("state_indices must be contiguous")
             args.state_indices = state_indices.data_ptr()
         args.scale = scale

@@ -690,6 +690,8 @@ private:
     } else {
       emitOpBody(op, os);
     }
+    if (prepOpUnfenced.contains(op))
+      os << unfencedComment();
     os << "    RKC_PROFILE_END(" << profiledOps.size() - 1 << ");\n";
   }
 
@@ -783,6 +785,106 @@ private:
     return text;
   }
 
+  /// The prep kernel's key-side ops (and the workspace copies after them)
+  /// one after another, each with what it reads and writes of shared
+  /// memory: a closing barrier orders a step's accesses before the next
+  /// step's, and it can go where no access since the last barrier kept
+  /// conflicts with the next step's (both in one tile's floats, one of them
+  /// a write): KDA's query and gate rows, the two column scalings of its
+  /// erase Gram. Only steps whose code can leave it out do (row ops, the
+  /// elementwise ops, copies); a step whose code runs elsewhere, and the
+  /// value loop, keep every barrier around them.
+  void planPrepBarriers(Block &body,
+                        llvm::function_ref<StringRef(Operation &)> phase) {
+    prepOpUnfenced.clear();
+    prepCopyUnfenced.clear();
+    if (emitting != "prep")
+      return;
+    struct Access {
+      int64_t begin, end;
+      bool write;
+    };
+    struct Step {
+      Operation *op = nullptr;
+      bool copy = false;    // the workspace copy after `op`
+      bool fence = false;   // code elsewhere: barriers on both sides
+      bool canOmit = false; // its code can leave the closing barrier out
+      SmallVector<Access> accesses;
+    };
+    auto region = [&](Value v, bool write, int64_t before = 0) {
+      int64_t at = prepOffsets.lookup(v);
+      return Access{at - before, at + nrows(v) * ncols(v), write};
+    };
+    SmallVector<Step> steps;
+    for (Operation &op : body) {
+      if ((phase(op) != "prep" && phase(op) != "both") ||
+          op.hasAttr("rec.per_value_tile"))
+        continue;
+      if (rowsLoadedAbove.contains(&op))
+        continue; // its rows are the op above's
+      if (isa<ChunkCumsumOp>(op) && op.hasAttr("rec.shifted_view"))
+        continue; // no code: a view of the inclusive sum's tile
+      Step step;
+      step.op = &op;
+      if (!computedElsewhere(&op).empty()) {
+        step.fence = true;
+        steps.push_back(step);
+        continue;
+      }
+      step.canOmit =
+          isa<ChunkRowsOp, ChunkCumsumOp, ChunkScaleColsOp, ChunkScaleRowsOp,
+              ChunkNegOp, ChunkDecayRowsOp, ChunkDecayToEndOp>(op) ||
+          (isa<ChunkAddOp>(op) && llvm::none_of(op.getOperands(), [](Value v) {
+             return isa<BlockArgument>(v);
+           }));
+      for (Value v : op.getOperands())
+        if (v.getDefiningOp() && prepOffsets.count(v))
+          step.accesses.push_back(region(v, /*write=*/false));
+      if (!op.hasAttr("rec.to_workspace"))
+        for (Value r : op.getResults())
+          step.accesses.push_back(
+              region(r, /*write=*/true,
+                     op.hasAttr("rec.zero_row_before") ? ncols(r) : 0));
+      if (auto rows = dyn_cast<ChunkRowsOp>(op))
+        if (ChunkRowsOp next = rowsWithNext.lookup(rows))
+          step.accesses.push_back(region(next.getResult(), /*write=*/true));
+      steps.push_back(step);
+      if (op.hasAttr("rec.to_scan") && !op.hasAttr("rec.to_workspace") &&
+          !keptAsComputed(&op)) {
+        Step copy;
+        copy.op = &op;
+        copy.copy = true;
+        copy.canOmit = true;
+        copy.accesses.push_back(region(op.getResult(0), /*write=*/false));
+        steps.push_back(copy);
+      }
+    }
+    // The last step before the value loop keeps its barrier.
+    SmallVector<Access> pending; // since the last barrier
+    for (size_t i = 0; i + 1 < steps.size(); ++i) {
+      const Step &step = steps[i], &next = steps[i + 1];
+      pending.append(step.accesses.begin(), step.accesses.end());
+      bool conflict =
+          step.fence || next.fence || !step.canOmit ||
+          llvm::any_of(pending, [&](const Access &a) {
+            return llvm::any_of(next.accesses, [&](const Access &b) {
+              return (a.write || b.write) && a.begin < b.end && b.begin < a.end;
+            });
+          });
+      if (conflict) {
+        pending.clear();
+        continue;
+      }
+      (step.copy ? prepCopyUnfenced : prepOpUnfenced).insert(step.op);
+    }
+  }
+
+  /// What stands where a prep step's closing barrier was left out.
+  static std::string unfencedComment() {
+    return "    // (no barrier: the next op reads nothing written since the "
+           "last one, nor writes what was read)\n";
+  }
+
   /// In the prep kernel, a row op whose next op is a row op too loads both
   /// rows together (one round trip to memory, one barrier), where their
   /// registers stay few (at most 24 floats a thread): rowsWithNext maps the
@@ -863,13 +965,18 @@ private:
     // An op kept as computed also gets where: the workspace's copy.
     if (keptAsComputed(op))
       os << "    // kept for the scan, stored there as computed\n";
+    // An op whose closing barrier goes says so last.
     auto result = [&]() {
       std::string out = tile(op->getResult(0));
-      if (!keptAsComputed(op))
-        return out;
-      std::string T = crossingType(op);
-      return out + ",\n        rkc::tile::KeepIn<" + T + ">{reinterpret_cast<" +
-             T + " *>(ws + " + workspaceAt(op) + ")}";
+      bool unfenced = prepOpUnfenced.contains(op);
+      if (keptAsComputed(op)) {
+        std::string T = crossingType(op);
+        out += ",\n        rkc::tile::KeepIn<" + T + ">{reinterpret_cast<" + T +
+               " *>(ws + " + workspaceAt(op) + ")}";
+      } else if (unfenced && !isa<ChunkCumsumOp>(op)) {
+        out += ", rkc::tile::NoKeep{}";
+      }
+      return unfenced ? out + ", /*barrier=*/false" : out;
     };
     TypeSwitch<Operation *>(op)
         .Case([&](ChunkRowsOp r) {
@@ -879,9 +986,12 @@ private:
           // together with the next op's (rowsWithNext) share one round
           // trip and one barrier.
           ChunkRowsOp next = rowsWithNext.lookup(r);
-          os << "    {\n" << rowsLoads(r, "") << (next ? rowsLoads(next, "2") : "")
+          os << "    {\n"
+             << rowsLoads(r, "") << (next ? rowsLoads(next, "2") : "")
              << rowsStores(r, "") << (next ? rowsStores(next, "2") : "")
-             << "    }\n    __syncthreads();\n";
+             << "    }\n";
+          if (!prepOpUnfenced.contains(r))
+            os << "    __syncthreads();\n";
         })
         .Case([&](ChunkCumsumOp c) {
           // In the prep kernel an exclusive sum may be the inclusive one's
@@ -1283,7 +1393,10 @@ private:
        << (store ? at + " = rkc::tile::fromFloat<" + T + ">(" + here + ")"
                  : here + " = rkc::tile::toFloat(" + at + ")")
        << ";\n    }\n";
-    os << "    __syncthreads();\n";
+    if (store && prepCopyUnfenced.contains(op))
+      os << unfencedComment();
+    else
+      os << "    __syncthreads();\n";
   }
 
   /// The element type of a crossing value in the workspace and the staging
@@ -1889,6 +2002,7 @@ private:
       stateInRegisters = registerState;
     planBarriers(body, phase);
     planRowPairs(body, phase);
+    planPrepBarriers(body, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S, nor a decay_state its
     // product scales from S, nor a sum the output adds: nothing names
@@ -3371,6 +3485,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// Row ops of the prep kernel loaded with the next one (planRowPairs).
   llvm::DenseMap<Operation *, ChunkRowsOp> rowsWithNext;
   llvm::DenseSet<Operation *> rowsLoadedAbove;
+  /// Key-side prep ops, and prep ops' workspace copies, whose closing
+  /// barrier is left out (planPrepBarriers).
+  llvm::DenseSet<Operation *> prepOpUnfenced, prepCopyUnfenced;
   bool lastUpdateUnfenced = false;
   llvm::DenseSet<Value> outputRows;
   llvm::DenseSet<Operation *> outputByProduct;

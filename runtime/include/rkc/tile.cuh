@@ -262,7 +262,7 @@ __device__ inline void mmaQuads(float c[4], float4 lo, float4 hi, float4 b) {
 /// G[r, :] = Σ_{r' ≤ r} g[r'] (or r' < r when exclusive), over all L rows;
 /// rows g does not keep contribute zero.
 __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
-                              bool exclusive, float *out) {
+                              bool exclusive, float *out, bool barrier = true) {
   for (int c = threadIdx.x; c < cols; c += kBlockThreads) {
     float running = 0.f;
     for (int r = 0; r < L; ++r) {
@@ -275,7 +275,8 @@ __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
         running += gr;
     }
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// One pair of `gram` on CUDA cores: Σ_d l[i, d] r[j, d] exp(Dl[ri, d] -
@@ -536,7 +537,9 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
 /// Where an elementwise op also stores each element it computes, element e
 /// at e: nowhere (NoKeep), or a chunk's workspace (KeepIn: a prep value the
 /// scan reads, stored as it is computed, where a copy after the op would
-/// cost a barrier and a second pass over shared memory).
+/// cost a barrier and a second pass over shared memory). These ops end with
+/// a barrier unless `barrier` is false: the emitter leaves it out where the
+/// next op touches nothing this one did (planPrepBarriers).
 struct NoKeep {
   __device__ void operator()(int, float) const {}
 };
@@ -549,7 +552,7 @@ template <typename T> struct KeepIn {
 template <typename Keep = NoKeep>
 __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
                                  const float *c, Rows cRows, float *out,
-                                 Keep keep = {}) {
+                                 Keep keep = {}, bool barrier = true) {
   int n = rows * cRows.count;
 #pragma unroll 4
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
@@ -559,43 +562,49 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// out[i, :] = x[i, :] · c[i]
 template <typename Keep = NoKeep>
 __device__ inline void scaleRows(const float *x, int rows, int cols,
-                                 const float *c, float *out, Keep keep = {}) {
+                                 const float *c, float *out, Keep keep = {},
+                                 bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < rows * cols; e += kBlockThreads) {
     const float value = x[e] * c[e / cols];
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 template <typename Keep = NoKeep>
-__device__ inline void neg(const float *x, int n, float *out, Keep keep = {}) {
+__device__ inline void neg(const float *x, int n, float *out, Keep keep = {},
+                           bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     const float value = -x[e];
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 template <typename X, typename Y, typename Keep = NoKeep>
 __device__ inline void add(const X *x, const Y *y, int n, float *out,
-                           Keep keep = {}) {
+                           Keep keep = {}, bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     const float value = toFloat(x[e]) + toFloat(y[e]);
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// T = (I - A)⁻¹ for strictly lower A (n x n), by blocks of 16 when n
@@ -682,7 +691,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
 template <typename Keep = NoKeep>
 __device__ inline void decayRows(const float *x, Rows xRows, int cols,
                                  const float *G, int gCols, float *out,
-                                 Keep keep = {}) {
+                                 Keep keep = {}, bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = e % cols;
@@ -691,14 +700,15 @@ __device__ inline void decayRows(const float *x, Rows xRows, int cols,
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// out[i, c] = x[i, c] · exp(G[L-1, c] - G[ri, c])
 template <typename Keep = NoKeep>
 __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
                                   const float *G, int gCols, int L, float *out,
-                                  Keep keep = {}) {
+                                  Keep keep = {}, bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = gCols == 1 ? 0 : e % cols;
@@ -707,7 +717,8 @@ __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// out[d, c] = S[d, c] · exp(G[L-1, d]): the state decayed over the chunk

@@ -792,8 +792,9 @@ private:
   /// conflicts with the next step's (both in one tile's floats, one of them
   /// a write): KDA's query and gate rows, the two column scalings of its
   /// erase Gram. Only steps whose code can leave it out do (row ops, the
-  /// elementwise ops, copies); a step whose code runs elsewhere, and the
-  /// value loop, keep every barrier around them.
+  /// elementwise ops, copies); a step whose code runs elsewhere, a product
+  /// (its code may compute a sum or a second product too), and the value
+  /// loop keep every barrier around them.
   void planPrepBarriers(Block &body,
                         llvm::function_ref<StringRef(Operation &)> phase) {
     prepOpUnfenced.clear();
@@ -816,19 +817,35 @@ private:
       return Access{at - before, at + nrows(v) * ncols(v), write};
     };
     SmallVector<Step> steps;
+    auto copyStep = [&](Operation &op) {
+      if (!op.hasAttr("rec.to_scan") || op.hasAttr("rec.to_workspace") ||
+          keptAsComputed(&op))
+        return;
+      Step copy;
+      copy.op = &op;
+      copy.copy = true;
+      copy.canOmit = true;
+      copy.accesses.push_back(region(op.getResult(0), /*write=*/false));
+      steps.push_back(copy);
+    };
     for (Operation &op : body) {
       if ((phase(op) != "prep" && phase(op) != "both") ||
           op.hasAttr("rec.per_value_tile"))
         continue;
-      if (rowsLoadedAbove.contains(&op))
-        continue; // its rows are the op above's
+      if (rowsLoadedAbove.contains(&op)) {
+        copyStep(op); // its rows are the op above's, its copy its own
+        continue;
+      }
       if (isa<ChunkCumsumOp>(op) && op.hasAttr("rec.shifted_view"))
         continue; // no code: a view of the inclusive sum's tile
       Step step;
       step.op = &op;
-      if (!computedElsewhere(&op).empty()) {
+      // Products fence: one may compute a sum or a second product, whose
+      // tiles its own operands and result do not name.
+      if (!computedElsewhere(&op).empty() || isa<ChunkMatmulOp>(op)) {
         step.fence = true;
         steps.push_back(step);
+        copyStep(op);
         continue;
       }
       step.canOmit =
@@ -849,15 +866,7 @@ private:
         if (ChunkRowsOp next = rowsWithNext.lookup(rows))
           step.accesses.push_back(region(next.getResult(), /*write=*/true));
       steps.push_back(step);
-      if (op.hasAttr("rec.to_scan") && !op.hasAttr("rec.to_workspace") &&
-          !keptAsComputed(&op)) {
-        Step copy;
-        copy.op = &op;
-        copy.copy = true;
-        copy.canOmit = true;
-        copy.accesses.push_back(region(op.getResult(0), /*write=*/false));
-        steps.push_back(copy);
-      }
+      copyStep(op);
     }
     // The last step before the value loop keeps its barrier.
     SmallVector<Access> pending; // since the last barrier
@@ -1006,7 +1015,7 @@ private:
             os << "    for (int c = threadIdx.x; c < " << ncols(c)
                << "; c += THREADS) // the zero row its shifted view starts "
                   "with\n      "
-               << result() << "[c - " << ncols(c) << "] = 0.f;\n";
+               << tile(c.getResult()) << "[c - " << ncols(c) << "] = 0.f;\n";
           os << "    rkc::tile::cumsum(" << tile(c.getGate()) << ", "
              << rows(c.getGate()) << ", " << ncols(c) << ", L, "
              << (c.getExclusive() ? "true" : "false") << ", " << result()

@@ -190,6 +190,13 @@
 // rows decayed by the inclusive sum, with no exclusive sum.
 // CHECK-NOT: exclusive
 // CHECK: rec.chunk.gram
+// The negated strengths that only a column scaling reads are not computed:
+// the scaling negates them (its scale's floats are not written between).
+// CHECK: rkc::tile::scaleCols([[E:tile[0-9]+]], 16, {16, 1, 1, {0}}, [[B:tile[0-9]+]], {16, 1, 1, {0}}, tile{{[0-9]+}});
+// CHECK: rec.chunk.neg
+// CHECK-NEXT: // (the column scaling below negates its scale)
+// CHECK-NOT: rkc::tile::neg(
+// CHECK: rkc::tile::scaleCols<true>([[E]], 16, {16, 1, 1, {0}}, [[B]], {16, 1, 1, {0}}, tile{{[0-9]+}}); // by -[[B]]
 // An elementwise op whose value crosses whole, with key- or chunk-side
 // columns, stores it for the scan as it computes it: no copy after it, and
 // no barrier before one.
@@ -197,6 +204,11 @@
 // CHECK-NEXT: rkc::tile::decayToEnd(tile{{[0-9]+}}, {16, 1, 1, {0}}, 64, [[G]], 64, L, [[KT:tile[0-9]+]],
 // CHECK-NEXT: rkc::tile::KeepIn<Crossing<TensorCores>>{reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}))});
 // CHECK-NOT: kept for the scan: [[KT]]
+// The inverse that only a neg reads, in place, stores -T itself.
+// CHECK: rkc::tile::utInverse<true>(tile{{[0-9]+}}, 16, tile{{[0-9]+}}); // -T, for the neg below
+// CHECK: rec.chunk.neg
+// CHECK-NEXT: // (the inverse above stores it negated)
+// CHECK-NOT: rkc::tile::neg(
 // CHECK: // kept for the scan, stored there as computed
 // CHECK-NEXT: rkc::tile::decayRows(
 // CHECK: // kept for the scan, stored there as computed

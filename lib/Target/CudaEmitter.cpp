@@ -848,9 +848,13 @@ private:
            o = o->getNextNode()) {
         if (!here(*o))
           continue;
+        // (A cumsum with rec.zero_row_before also writes the row before
+        // its tile.)
+        int64_t before = o->hasAttr("rec.zero_row_before") ? 1 : 0;
         for (Value r : o->getResults())
           if (at.count(r) && !o->hasAttr("rec.to_workspace") &&
-              at.lookup(r) < end && begin < at.lookup(r) + extent(r))
+              at.lookup(r) - before * ncols(r) < end &&
+              begin < at.lookup(r) + extent(r))
             clobbered = true;
       }
       if (clobbered)

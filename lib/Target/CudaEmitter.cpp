@@ -664,6 +664,10 @@ private:
       return "stored to o by the product above";
     if (rowsLoadedAbove.contains(op))
       return "loaded with the rows above";
+    if (negFoldedIntoInverse.contains(op))
+      return "the inverse above stores it negated";
+    if (negFoldedIntoScaling.contains(op))
+      return "the column scaling below negates its scale";
     return "";
   }
 
@@ -838,6 +842,9 @@ private:
       }
       if (isa<ChunkCumsumOp>(op) && op.hasAttr("rec.shifted_view"))
         continue; // no code: a view of the inclusive sum's tile
+      if (negFoldedIntoInverse.contains(&op) ||
+          negFoldedIntoScaling.contains(&op))
+        continue; // no code: its neighbour negates (planNegations)
       Step step;
       step.op = &op;
       // Products fence: one may compute a sum or a second product, whose
@@ -854,9 +861,14 @@ private:
           (isa<ChunkAddOp>(op) && llvm::none_of(op.getOperands(), [](Value v) {
              return isa<BlockArgument>(v);
            }));
-      for (Value v : op.getOperands())
+      for (Value v : op.getOperands()) {
+        // A column scaling that negates its scale reads c, not -c.
+        if (auto sc = dyn_cast<ChunkScaleColsOp>(op);
+            sc && v == sc.getScale() && negatedScale.count(sc))
+          v = negatedScale.lookup(sc);
         if (v.getDefiningOp() && prepOffsets.count(v))
           step.accesses.push_back(region(v, /*write=*/false));
+      }
       if (!op.hasAttr("rec.to_workspace"))
         for (Value r : op.getResults())
           step.accesses.push_back(
@@ -892,6 +904,83 @@ private:
   static std::string unfencedComment() {
     return "    // (no barrier: the next op reads nothing written since the "
            "last one, nor writes what was read)\n";
+  }
+
+  /// Negations that need no pass of their own (in the prep kernel and the
+  /// one-kernel prefill; the scan's have none in the example specs): a neg
+  /// of an inverse that only it reads, next to it and in place, makes the
+  /// inverse store -T (tile::utInverse<true>: the same work); a neg that
+  /// only a column scaling reads as its scale makes that scaling negate c
+  /// (tile::scaleCols<true>), where no op between them writes c's floats.
+  /// Each saves a pass over its tile and a barrier.
+  void planNegations(Block &body, const llvm::DenseMap<Value, int64_t> &at,
+                     llvm::function_ref<StringRef(Operation &)> phase) {
+    negatedInverse.clear();
+    negFoldedIntoInverse.clear();
+    negFoldedIntoScaling.clear();
+    negatedScale.clear();
+    if (emitting != "prep" && emitting != "all")
+      return;
+    auto here = [&](Operation &op) {
+      return emitting == "all" || phase(op) == "prep" || phase(op) == "both";
+    };
+    auto sameRun = [&](Operation *a, Operation *b) {
+      return here(*a) && here(*b) && phase(*a) == phase(*b) &&
+             a->hasAttr("rec.per_value_tile") ==
+                 b->hasAttr("rec.per_value_tile") &&
+             computedElsewhere(a).empty() && computedElsewhere(b).empty();
+    };
+    auto extent = [&](Value v) { return nrows(v) * ncols(v); };
+    auto plain = [&](Value v) {
+      return at.count(v) && !productOperands.count(v) &&
+             !v.getDefiningOp()->hasAttr("rec.to_scan") &&
+             !v.getDefiningOp()->hasAttr("rec.to_workspace");
+    };
+    for (Operation &op : body) {
+      auto n = dyn_cast<ChunkNegOp>(op);
+      if (!n || !plain(n.getResult()))
+        continue;
+      Value x = n.getX();
+      // -T from the inverse itself.
+      if (auto u = x.getDefiningOp<ChunkUTInverseOp>()) {
+        if (x.hasOneUse() && u->getNextNode() == n.getOperation() &&
+            sameRun(u, n) && plain(x) &&
+            at.lookup(x) == at.lookup(n.getResult())) {
+          negatedInverse.insert(u);
+          negFoldedIntoInverse.insert(n);
+        }
+        continue;
+      }
+      // c · -1 in the column scaling that reads it.
+      if (!n->hasOneUse())
+        continue;
+      auto sc = dyn_cast<ChunkScaleColsOp>(*n->user_begin());
+      if (!sc || sc.getScale() != n.getResult() ||
+          sc.getMatrix() == n.getResult() || !sameRun(n, sc) ||
+          !x.getDefiningOp() || !at.count(x) || productOperands.count(x))
+        continue;
+      // (The scaling's own result included: the plan may have put it on c,
+      // which it took to be dead.)
+      int64_t begin = at.lookup(x), end = begin + extent(x);
+      bool clobbered = false;
+      for (Operation *o = n->getNextNode(); o != sc->getNextNode();
+           o = o->getNextNode()) {
+        if (!here(*o))
+          continue;
+        // (A cumsum with rec.zero_row_before also writes the row before
+        // its tile.)
+        int64_t before = o->hasAttr("rec.zero_row_before") ? 1 : 0;
+        for (Value r : o->getResults())
+          if (at.count(r) && !o->hasAttr("rec.to_workspace") &&
+              at.lookup(r) - before * ncols(r) < end &&
+              begin < at.lookup(r) + extent(r))
+            clobbered = true;
+      }
+      if (clobbered)
+        continue;
+      negatedScale[sc] = x;
+      negFoldedIntoScaling.insert(n);
+    }
   }
 
   /// In the prep kernel, a row op whose next op is a row op too loads both
@@ -1034,10 +1123,15 @@ private:
              << result() << ");\n";
         })
         .Case([&](ChunkScaleColsOp sc) {
-          os << "    rkc::tile::scaleCols(" << tile(sc.getMatrix()) << ", "
-             << nrows(sc.getMatrix()) << ", " << cols(sc.getMatrix()) << ", "
-             << tile(sc.getScale()) << ", " << rows(sc.getScale()) << ", "
-             << result() << ");\n";
+          Value scale = sc.getScale();
+          bool negated = negatedScale.count(sc);
+          if (negated)
+            scale = negatedScale.lookup(sc);
+          os << "    rkc::tile::scaleCols" << (negated ? "<true>" : "") << "("
+             << tile(sc.getMatrix()) << ", " << nrows(sc.getMatrix()) << ", "
+             << cols(sc.getMatrix()) << ", " << tile(scale) << ", "
+             << rows(scale) << ", " << result() << ");"
+             << (negated ? " // by -" + tile(scale) : "") << "\n";
         })
         .Case([&](ChunkScaleRowsOp sr) {
           os << "    rkc::tile::scaleRows(" << tile(sr.getMatrix()) << ", "
@@ -1065,8 +1159,10 @@ private:
           }
         })
         .Case([&](ChunkUTInverseOp u) {
-          os << "    rkc::tile::utInverse(" << tile(u.getMatrix()) << ", "
-             << nrows(u) << ", " << result() << ");\n";
+          bool negated = negatedInverse.contains(u);
+          os << "    rkc::tile::utInverse" << (negated ? "<true>" : "") << "("
+             << tile(u.getMatrix()) << ", " << nrows(u) << ", " << result()
+             << ");" << (negated ? " // -T, for the neg below" : "") << "\n";
         })
         .Case([&](ChunkDecayRowsOp d) {
           os << "    rkc::tile::decayRows(" << tile(d.getX()) << ", "
@@ -2006,6 +2102,7 @@ private:
     };
     planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
     planProductOperands(body, offsets, phase);
+    planNegations(body, which == "prep" ? prepOffsets : offsets, phase);
     registerState = which != "prep" && planRegisterState(body);
     if (which != "prep")
       stateInRegisters = registerState;
@@ -2023,7 +2120,7 @@ private:
                    !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState ||
           scaledIntoProduct.contains(&op) || addedByOutput.contains(&op) ||
-          pairedFirst.contains(&op) ||
+          pairedFirst.contains(&op) || negFoldedIntoScaling.contains(&op) ||
           llvm::any_of(op.getResults(),
                        [&](Value r) { return outputRows.contains(r); }))
         continue;
@@ -3497,6 +3594,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// Key-side prep ops, and prep ops' workspace copies, whose closing
   /// barrier is left out (planPrepBarriers).
   llvm::DenseSet<Operation *> prepOpUnfenced, prepCopyUnfenced;
+  /// Negations folded into their neighbours (planNegations): inverses that
+  /// store -T, column scalings by -c (the map gives c), and the negs
+  /// themselves.
+  llvm::DenseSet<Operation *> negatedInverse, negFoldedIntoInverse,
+      negFoldedIntoScaling;
+  llvm::DenseMap<Operation *, Value> negatedScale;
   bool lastUpdateUnfenced = false;
   llvm::DenseSet<Value> outputRows;
   llvm::DenseSet<Operation *> outputByProduct;

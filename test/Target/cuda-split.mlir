@@ -194,14 +194,16 @@
 // KDA reads where it erases, after the decay: its read rows are the erase
 // rows decayed by the inclusive sum, with no exclusive sum.
 // CHECK-NOT: exclusive
-// The erase Gram's two column scalings: the first's result is not what the
-// negated strengths (next) touch, so no barrier between them; the
-// negation's result is what the second reads, so it keeps its barrier.
+// The negated strengths that only a column scaling reads are not computed:
+// the scaling negates them (its scale's floats are not written between).
+// The first scaling's result is not what the second touches, so no barrier
+// between them.
 // CHECK: rkc::tile::scaleCols([[E:tile[0-9]+]], 16, {16, 1, 1, {0}}, [[B:tile[0-9]+]], {16, 1, 1, {0}}, tile{{[0-9]+}}, rkc::tile::NoKeep{}, /*barrier=*/false);
 // CHECK-NEXT: // (no barrier: the next op reads nothing written since the last one, nor writes what was read)
-// CHECK: rkc::tile::neg([[B]], 16, [[NB:tile[0-9]+]]);
-// CHECK-NOT: no barrier
-// CHECK: rkc::tile::scaleCols([[E]], 16, {16, 1, 1, {0}}, [[NB]], {16, 1, 1, {0}}, tile{{[0-9]+}}, rkc::tile::NoKeep{}, /*barrier=*/false);
+// CHECK: rec.chunk.neg
+// CHECK-NEXT: // (the column scaling below negates its scale)
+// CHECK-NOT: rkc::tile::neg(
+// CHECK: rkc::tile::scaleCols<true>([[E]], 16, {16, 1, 1, {0}}, [[B]], {16, 1, 1, {0}}, tile{{[0-9]+}}
 // An elementwise op whose value crosses whole, with key- or chunk-side
 // columns, stores it for the scan as it computes it: no copy after it, and
 // no barrier before one.
@@ -209,6 +211,11 @@
 // CHECK-NEXT: rkc::tile::decayToEnd(tile{{[0-9]+}}, {16, 1, 1, {0}}, 64, [[G]], 64, L, [[KT:tile[0-9]+]],
 // CHECK-NEXT: rkc::tile::KeepIn<Crossing<TensorCores>>{reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}))}, /*barrier=*/false);
 // CHECK-NOT: kept for the scan: [[KT]]
+// The inverse that only a neg reads, in place, stores -T itself.
+// CHECK: rkc::tile::utInverse<true>(tile{{[0-9]+}}, 16, tile{{[0-9]+}}); // -T, for the neg below
+// CHECK: rec.chunk.neg
+// CHECK-NEXT: // (the inverse above stores it negated)
+// CHECK-NOT: rkc::tile::neg(
 // CHECK: // kept for the scan, stored there as computed
 // CHECK-NEXT: rkc::tile::decayRows(
 // CHECK: // kept for the scan, stored there as computed

@@ -548,8 +548,9 @@ template <typename T> struct KeepIn {
   __device__ void operator()(int e, float x) const { w[e] = fromFloat<T>(x); }
 };
 
-/// out[i, j] = M[i, col(j)] · c[j], keeping the columns of c's rows.
-template <typename Keep = NoKeep>
+/// out[i, j] = M[i, col(j)] · c[j], keeping the columns of c's rows; with
+/// Negate, M[i, col(j)] · -c[j] (a negation of c folded in by the emitter).
+template <bool Negate = false, typename Keep = NoKeep>
 __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
                                  const float *c, Rows cRows, float *out,
                                  Keep keep = {}, bool barrier = true) {
@@ -558,7 +559,7 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     int i = e / cRows.count, j = e % cRows.count;
     int src = mCols.index(cRows.real(j));
-    const float value = m[i * mCols.count + src] * c[j];
+    const float value = m[i * mCols.count + src] * (Negate ? -c[j] : c[j]);
     out[e] = value;
     keep(e, value);
   }
@@ -612,7 +613,12 @@ __device__ inline void add(const X *x, const Y *y, int n, float *out,
 /// (a column only reads itself), then block row by block row
 /// T[I][J] = T[I][I] Σ_{J ≤ K < I} A[I][K] T[K][J], the products of a block
 /// row parked in the (still zero) upper blocks. Otherwise one row at a time.
+/// With Negate, -T: the diagonal starts at -1, and since every other element
+/// is linear in those, the rest follows (the block-row step multiplies two
+/// negated blocks, so it negates its sum).
+template <bool Negate = false>
 __device__ inline void utInverse(const float *a, int n, float *t) {
+  constexpr float one = Negate ? -1.f : 1.f;
   if (n % 16 == 0 && n / 16 <= kBlockThreads / 32) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int blocks = n / 16;
@@ -630,7 +636,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
       float column[16];
 #pragma unroll
       for (int i = 0; i < 16; ++i) {
-        float sum = i == j ? 1.f : 0.f;
+        float sum = i == j ? one : 0.f;
 #pragma unroll
         for (int k = 0; k < i; ++k)
           sum += a[(base + i) * n + base + k] * column[k];
@@ -662,7 +668,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
         for (int k = 0; k < 16; ++k)
           sum += t[(I * 16 + r) * n + I * 16 + k] *
                  t[(J * 16 + k) * n + I * 16 + c];
-        t[(I * 16 + r) * n + J * 16 + c] = sum;
+        t[(I * 16 + r) * n + J * 16 + c] = Negate ? -sum : sum;
       }
       __syncthreads();
       for (int e = threadIdx.x; e < I * 256; e += kBlockThreads) {
@@ -674,7 +680,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
     return;
   }
   for (int e = threadIdx.x; e < n * n; e += kBlockThreads)
-    t[e] = (e / n == e % n) ? 1.f : 0.f;
+    t[e] = (e / n == e % n) ? one : 0.f;
   __syncthreads();
   for (int i = 1; i < n; ++i) {
     for (int j = threadIdx.x; j < i; j += kBlockThreads) {

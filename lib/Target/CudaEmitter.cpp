@@ -664,6 +664,10 @@ private:
       return "stored to o by the product above";
     if (rowsLoadedAbove.contains(op))
       return "loaded with the rows above";
+    if (negFoldedIntoInverse.contains(op))
+      return "the inverse above stores it negated";
+    if (negFoldedIntoScaling.contains(op))
+      return "the column scaling below negates its scale";
     return "";
   }
 
@@ -690,6 +694,8 @@ private:
     } else {
       emitOpBody(op, os);
     }
+    if (prepOpUnfenced.contains(op))
+      os << unfencedComment();
     os << "    RKC_PROFILE_END(" << profiledOps.size() - 1 << ");\n";
   }
 
@@ -783,6 +789,200 @@ private:
     return text;
   }
 
+  /// The prep kernel's key-side ops (and the workspace copies after them)
+  /// one after another, each with what it reads and writes of shared
+  /// memory: a closing barrier orders a step's accesses before the next
+  /// step's, and it can go where no access since the last barrier kept
+  /// conflicts with the next step's (both in one tile's floats, one of them
+  /// a write): KDA's query and gate rows, the two column scalings of its
+  /// erase Gram. Only steps whose code can leave it out do (row ops, the
+  /// elementwise ops, copies); a step whose code runs elsewhere, a product
+  /// (its code may compute a sum or a second product too), and the value
+  /// loop keep every barrier around them.
+  void planPrepBarriers(Block &body,
+                        llvm::function_ref<StringRef(Operation &)> phase) {
+    prepOpUnfenced.clear();
+    prepCopyUnfenced.clear();
+    if (emitting != "prep")
+      return;
+    struct Access {
+      int64_t begin, end;
+      bool write;
+    };
+    struct Step {
+      Operation *op = nullptr;
+      bool copy = false;    // the workspace copy after `op`
+      bool fence = false;   // code elsewhere: barriers on both sides
+      bool canOmit = false; // its code can leave the closing barrier out
+      SmallVector<Access> accesses;
+    };
+    auto region = [&](Value v, bool write, int64_t before = 0) {
+      int64_t at = prepOffsets.lookup(v);
+      return Access{at - before, at + nrows(v) * ncols(v), write};
+    };
+    SmallVector<Step> steps;
+    auto copyStep = [&](Operation &op) {
+      if (!op.hasAttr("rec.to_scan") || op.hasAttr("rec.to_workspace") ||
+          keptAsComputed(&op))
+        return;
+      Step copy;
+      copy.op = &op;
+      copy.copy = true;
+      copy.canOmit = true;
+      copy.accesses.push_back(region(op.getResult(0), /*write=*/false));
+      steps.push_back(copy);
+    };
+    for (Operation &op : body) {
+      if ((phase(op) != "prep" && phase(op) != "both") ||
+          op.hasAttr("rec.per_value_tile"))
+        continue;
+      if (rowsLoadedAbove.contains(&op)) {
+        copyStep(op); // its rows are the op above's, its copy its own
+        continue;
+      }
+      if (isa<ChunkCumsumOp>(op) && op.hasAttr("rec.shifted_view"))
+        continue; // no code: a view of the inclusive sum's tile
+      if (negFoldedIntoInverse.contains(&op) ||
+          negFoldedIntoScaling.contains(&op))
+        continue; // no code: its neighbour negates (planNegations)
+      Step step;
+      step.op = &op;
+      // Products fence: one may compute a sum or a second product, whose
+      // tiles its own operands and result do not name.
+      if (!computedElsewhere(&op).empty() || isa<ChunkMatmulOp>(op)) {
+        step.fence = true;
+        steps.push_back(step);
+        copyStep(op);
+        continue;
+      }
+      step.canOmit =
+          isa<ChunkRowsOp, ChunkCumsumOp, ChunkScaleColsOp, ChunkScaleRowsOp,
+              ChunkNegOp, ChunkDecayRowsOp, ChunkDecayToEndOp>(op) ||
+          (isa<ChunkAddOp>(op) && llvm::none_of(op.getOperands(), [](Value v) {
+             return isa<BlockArgument>(v);
+           }));
+      for (Value v : op.getOperands()) {
+        // A column scaling that negates its scale reads c, not -c.
+        if (auto sc = dyn_cast<ChunkScaleColsOp>(op);
+            sc && v == sc.getScale() && negatedScale.count(sc))
+          v = negatedScale.lookup(sc);
+        if (v.getDefiningOp() && prepOffsets.count(v))
+          step.accesses.push_back(region(v, /*write=*/false));
+      }
+      if (!op.hasAttr("rec.to_workspace"))
+        for (Value r : op.getResults())
+          step.accesses.push_back(
+              region(r, /*write=*/true,
+                     op.hasAttr("rec.zero_row_before") ? ncols(r) : 0));
+      if (auto rows = dyn_cast<ChunkRowsOp>(op))
+        if (ChunkRowsOp next = rowsWithNext.lookup(rows))
+          step.accesses.push_back(region(next.getResult(), /*write=*/true));
+      steps.push_back(step);
+      copyStep(op);
+    }
+    // The last step before the value loop keeps its barrier.
+    SmallVector<Access> pending; // since the last barrier
+    for (size_t i = 0; i + 1 < steps.size(); ++i) {
+      const Step &step = steps[i], &next = steps[i + 1];
+      pending.append(step.accesses.begin(), step.accesses.end());
+      bool conflict =
+          step.fence || next.fence || !step.canOmit ||
+          llvm::any_of(pending, [&](const Access &a) {
+            return llvm::any_of(next.accesses, [&](const Access &b) {
+              return (a.write || b.write) && a.begin < b.end && b.begin < a.end;
+            });
+          });
+      if (conflict) {
+        pending.clear();
+        continue;
+      }
+      (step.copy ? prepCopyUnfenced : prepOpUnfenced).insert(step.op);
+    }
+  }
+
+  /// What stands where a prep step's closing barrier was left out.
+  static std::string unfencedComment() {
+    return "    // (no barrier: the next op reads nothing written since the "
+           "last one, nor writes what was read)\n";
+  }
+
+  /// Negations that need no pass of their own (in the prep kernel and the
+  /// one-kernel prefill; the scan's have none in the example specs): a neg
+  /// of an inverse that only it reads, next to it and in place, makes the
+  /// inverse store -T (tile::utInverse<true>: the same work); a neg that
+  /// only a column scaling reads as its scale makes that scaling negate c
+  /// (tile::scaleCols<true>), where no op between them writes c's floats.
+  /// Each saves a pass over its tile and a barrier.
+  void planNegations(Block &body, const llvm::DenseMap<Value, int64_t> &at,
+                     llvm::function_ref<StringRef(Operation &)> phase) {
+    negatedInverse.clear();
+    negFoldedIntoInverse.clear();
+    negFoldedIntoScaling.clear();
+    negatedScale.clear();
+    if (emitting != "prep" && emitting != "all")
+      return;
+    auto here = [&](Operation &op) {
+      return emitting == "all" || phase(op) == "prep" || phase(op) == "both";
+    };
+    auto sameRun = [&](Operation *a, Operation *b) {
+      return here(*a) && here(*b) && phase(*a) == phase(*b) &&
+             a->hasAttr("rec.per_value_tile") ==
+                 b->hasAttr("rec.per_value_tile") &&
+             computedElsewhere(a).empty() && computedElsewhere(b).empty();
+    };
+    auto extent = [&](Value v) { return nrows(v) * ncols(v); };
+    auto plain = [&](Value v) {
+      return at.count(v) && !productOperands.count(v) &&
+             !v.getDefiningOp()->hasAttr("rec.to_scan") &&
+             !v.getDefiningOp()->hasAttr("rec.to_workspace");
+    };
+    for (Operation &op : body) {
+      auto n = dyn_cast<ChunkNegOp>(op);
+      if (!n || !plain(n.getResult()))
+        continue;
+      Value x = n.getX();
+      // -T from the inverse itself.
+      if (auto u = x.getDefiningOp<ChunkUTInverseOp>()) {
+        if (x.hasOneUse() && u->getNextNode() == n.getOperation() &&
+            sameRun(u, n) && plain(x) &&
+            at.lookup(x) == at.lookup(n.getResult())) {
+          negatedInverse.insert(u);
+          negFoldedIntoInverse.insert(n);
+        }
+        continue;
+      }
+      // c · -1 in the column scaling that reads it.
+      if (!n->hasOneUse())
+        continue;
+      auto sc = dyn_cast<ChunkScaleColsOp>(*n->user_begin());
+      if (!sc || sc.getScale() != n.getResult() ||
+          sc.getMatrix() == n.getResult() || !sameRun(n, sc) ||
+          !x.getDefiningOp() || !at.count(x) || productOperands.count(x))
+        continue;
+      // (The scaling's own result included: the plan may have put it on c,
+      // which it took to be dead.)
+      int64_t begin = at.lookup(x), end = begin + extent(x);
+      bool clobbered = false;
+      for (Operation *o = n->getNextNode(); o != sc->getNextNode();
+           o = o->getNextNode()) {
+        if (!here(*o))
+          continue;
+        // (A cumsum with rec.zero_row_before also writes the row before
+        // its tile.)
+        int64_t before = o->hasAttr("rec.zero_row_before") ? 1 : 0;
+        for (Value r : o->getResults())
+          if (at.count(r) && !o->hasAttr("rec.to_workspace") &&
+              at.lookup(r) - before * ncols(r) < end &&
+              begin < at.lookup(r) + extent(r))
+            clobbered = true;
+      }
+      if (clobbered)
+        continue;
+      negatedScale[sc] = x;
+      negFoldedIntoScaling.insert(n);
+    }
+  }
+
   /// In the prep kernel, a row op whose next op is a row op too loads both
   /// rows together (one round trip to memory, one barrier), where their
   /// registers stay few (at most 24 floats a thread): rowsWithNext maps the
@@ -863,13 +1063,18 @@ private:
     // An op kept as computed also gets where: the workspace's copy.
     if (keptAsComputed(op))
       os << "    // kept for the scan, stored there as computed\n";
+    // An op whose closing barrier goes says so last.
     auto result = [&]() {
       std::string out = tile(op->getResult(0));
-      if (!keptAsComputed(op))
-        return out;
-      std::string T = crossingType(op);
-      return out + ",\n        rkc::tile::KeepIn<" + T + ">{reinterpret_cast<" +
-             T + " *>(ws + " + workspaceAt(op) + ")}";
+      bool unfenced = prepOpUnfenced.contains(op);
+      if (keptAsComputed(op)) {
+        std::string T = crossingType(op);
+        out += ",\n        rkc::tile::KeepIn<" + T + ">{reinterpret_cast<" + T +
+               " *>(ws + " + workspaceAt(op) + ")}";
+      } else if (unfenced && !isa<ChunkCumsumOp>(op)) {
+        out += ", rkc::tile::NoKeep{}";
+      }
+      return unfenced ? out + ", /*barrier=*/false" : out;
     };
     TypeSwitch<Operation *>(op)
         .Case([&](ChunkRowsOp r) {
@@ -879,9 +1084,12 @@ private:
           // together with the next op's (rowsWithNext) share one round
           // trip and one barrier.
           ChunkRowsOp next = rowsWithNext.lookup(r);
-          os << "    {\n" << rowsLoads(r, "") << (next ? rowsLoads(next, "2") : "")
+          os << "    {\n"
+             << rowsLoads(r, "") << (next ? rowsLoads(next, "2") : "")
              << rowsStores(r, "") << (next ? rowsStores(next, "2") : "")
-             << "    }\n    __syncthreads();\n";
+             << "    }\n";
+          if (!prepOpUnfenced.contains(r))
+            os << "    __syncthreads();\n";
         })
         .Case([&](ChunkCumsumOp c) {
           // In the prep kernel an exclusive sum may be the inclusive one's
@@ -896,7 +1104,7 @@ private:
             os << "    for (int c = threadIdx.x; c < " << ncols(c)
                << "; c += THREADS) // the zero row its shifted view starts "
                   "with\n      "
-               << result() << "[c - " << ncols(c) << "] = 0.f;\n";
+               << tile(c.getResult()) << "[c - " << ncols(c) << "] = 0.f;\n";
           os << "    rkc::tile::cumsum(" << tile(c.getGate()) << ", "
              << rows(c.getGate()) << ", " << ncols(c) << ", L, "
              << (c.getExclusive() ? "true" : "false") << ", " << result()
@@ -915,10 +1123,15 @@ private:
              << result() << ");\n";
         })
         .Case([&](ChunkScaleColsOp sc) {
-          os << "    rkc::tile::scaleCols(" << tile(sc.getMatrix()) << ", "
-             << nrows(sc.getMatrix()) << ", " << cols(sc.getMatrix()) << ", "
-             << tile(sc.getScale()) << ", " << rows(sc.getScale()) << ", "
-             << result() << ");\n";
+          Value scale = sc.getScale();
+          bool negated = negatedScale.count(sc);
+          if (negated)
+            scale = negatedScale.lookup(sc);
+          os << "    rkc::tile::scaleCols" << (negated ? "<true>" : "") << "("
+             << tile(sc.getMatrix()) << ", " << nrows(sc.getMatrix()) << ", "
+             << cols(sc.getMatrix()) << ", " << tile(scale) << ", "
+             << rows(scale) << ", " << result() << ");"
+             << (negated ? " // by -" + tile(scale) : "") << "\n";
         })
         .Case([&](ChunkScaleRowsOp sr) {
           os << "    rkc::tile::scaleRows(" << tile(sr.getMatrix()) << ", "
@@ -946,8 +1159,10 @@ private:
           }
         })
         .Case([&](ChunkUTInverseOp u) {
-          os << "    rkc::tile::utInverse(" << tile(u.getMatrix()) << ", "
-             << nrows(u) << ", " << result() << ");\n";
+          bool negated = negatedInverse.contains(u);
+          os << "    rkc::tile::utInverse" << (negated ? "<true>" : "") << "("
+             << tile(u.getMatrix()) << ", " << nrows(u) << ", " << result()
+             << ");" << (negated ? " // -T, for the neg below" : "") << "\n";
         })
         .Case([&](ChunkDecayRowsOp d) {
           os << "    rkc::tile::decayRows(" << tile(d.getX()) << ", "
@@ -1283,7 +1498,10 @@ private:
        << (store ? at + " = rkc::tile::fromFloat<" + T + ">(" + here + ")"
                  : here + " = rkc::tile::toFloat(" + at + ")")
        << ";\n    }\n";
-    os << "    __syncthreads();\n";
+    if (store && prepCopyUnfenced.contains(op))
+      os << unfencedComment();
+    else
+      os << "    __syncthreads();\n";
   }
 
   /// The element type of a crossing value in the workspace and the staging
@@ -1884,11 +2102,13 @@ private:
     };
     planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
     planProductOperands(body, offsets, phase);
+    planNegations(body, which == "prep" ? prepOffsets : offsets, phase);
     registerState = which != "prep" && planRegisterState(body);
     if (which != "prep")
       stateInRegisters = registerState;
     planBarriers(body, phase);
     planRowPairs(body, phase);
+    planPrepBarriers(body, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S, nor a decay_state its
     // product scales from S, nor a sum the output adds: nothing names
@@ -1900,7 +2120,7 @@ private:
                    !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState ||
           scaledIntoProduct.contains(&op) || addedByOutput.contains(&op) ||
-          pairedFirst.contains(&op) ||
+          pairedFirst.contains(&op) || negFoldedIntoScaling.contains(&op) ||
           llvm::any_of(op.getResults(),
                        [&](Value r) { return outputRows.contains(r); }))
         continue;
@@ -3371,6 +3591,15 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// Row ops of the prep kernel loaded with the next one (planRowPairs).
   llvm::DenseMap<Operation *, ChunkRowsOp> rowsWithNext;
   llvm::DenseSet<Operation *> rowsLoadedAbove;
+  /// Key-side prep ops, and prep ops' workspace copies, whose closing
+  /// barrier is left out (planPrepBarriers).
+  llvm::DenseSet<Operation *> prepOpUnfenced, prepCopyUnfenced;
+  /// Negations folded into their neighbours (planNegations): inverses that
+  /// store -T, column scalings by -c (the map gives c), and the negs
+  /// themselves.
+  llvm::DenseSet<Operation *> negatedInverse, negFoldedIntoInverse,
+      negFoldedIntoScaling;
+  llvm::DenseMap<Operation *, Value> negatedScale;
   bool lastUpdateUnfenced = false;
   llvm::DenseSet<Value> outputRows;
   llvm::DenseSet<Operation *> outputByProduct;

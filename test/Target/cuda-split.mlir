@@ -185,18 +185,37 @@
 // CHECK: if (t0 >= eos)
 // CHECK: { // kept for the scan: [[G]] (float)
 // CHECK-NEXT: float *const w = reinterpret_cast<float *>(ws + (TensorCores ? 0 : 0));
+// The Gram after the copy of the cumsum's last row reads and writes nothing
+// the copy wrote, so the copy needs no barrier.
 // CHECK: w[e] = rkc::tile::fromFloat<float>([[G]][960 + e]);
+// CHECK-NEXT: }
+// CHECK-NEXT: // (no barrier: the next op reads nothing written since the last one, nor writes what was read)
+// CHECK-NEXT: rec.chunk.gram
 // KDA reads where it erases, after the decay: its read rows are the erase
 // rows decayed by the inclusive sum, with no exclusive sum.
 // CHECK-NOT: exclusive
-// CHECK: rec.chunk.gram
+// The negated strengths that only a column scaling reads are not computed:
+// the scaling negates them (its scale's floats are not written between).
+// The first scaling's result is not what the second touches, so no barrier
+// between them.
+// CHECK: rkc::tile::scaleCols([[E:tile[0-9]+]], 16, {16, 1, 1, {0}}, [[B:tile[0-9]+]], {16, 1, 1, {0}}, tile{{[0-9]+}}, rkc::tile::NoKeep{}, /*barrier=*/false);
+// CHECK-NEXT: // (no barrier: the next op reads nothing written since the last one, nor writes what was read)
+// CHECK: rec.chunk.neg
+// CHECK-NEXT: // (the column scaling below negates its scale)
+// CHECK-NOT: rkc::tile::neg(
+// CHECK: rkc::tile::scaleCols<true>([[E]], 16, {16, 1, 1, {0}}, [[B]], {16, 1, 1, {0}}, tile{{[0-9]+}}
 // An elementwise op whose value crosses whole, with key- or chunk-side
 // columns, stores it for the scan as it computes it: no copy after it, and
 // no barrier before one.
 // CHECK: // kept for the scan, stored there as computed
 // CHECK-NEXT: rkc::tile::decayToEnd(tile{{[0-9]+}}, {16, 1, 1, {0}}, 64, [[G]], 64, L, [[KT:tile[0-9]+]],
-// CHECK-NEXT: rkc::tile::KeepIn<Crossing<TensorCores>>{reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}))});
+// CHECK-NEXT: rkc::tile::KeepIn<Crossing<TensorCores>>{reinterpret_cast<Crossing<TensorCores> *>(ws + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}))}, /*barrier=*/false);
 // CHECK-NOT: kept for the scan: [[KT]]
+// The inverse that only a neg reads, in place, stores -T itself.
+// CHECK: rkc::tile::utInverse<true>(tile{{[0-9]+}}, 16, tile{{[0-9]+}}); // -T, for the neg below
+// CHECK: rec.chunk.neg
+// CHECK-NEXT: // (the inverse above stores it negated)
+// CHECK-NOT: rkc::tile::neg(
 // CHECK: // kept for the scan, stored there as computed
 // CHECK-NEXT: rkc::tile::decayRows(
 // CHECK: // kept for the scan, stored there as computed

@@ -262,7 +262,7 @@ __device__ inline void mmaQuads(float c[4], float4 lo, float4 hi, float4 b) {
 /// G[r, :] = Σ_{r' ≤ r} g[r'] (or r' < r when exclusive), over all L rows;
 /// rows g does not keep contribute zero.
 __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
-                              bool exclusive, float *out) {
+                              bool exclusive, float *out, bool barrier = true) {
   for (int c = threadIdx.x; c < cols; c += kBlockThreads) {
     float running = 0.f;
     for (int r = 0; r < L; ++r) {
@@ -275,7 +275,8 @@ __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
         running += gr;
     }
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// One pair of `gram` on CUDA cores: Σ_d l[i, d] r[j, d] exp(Dl[ri, d] -
@@ -536,7 +537,9 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
 /// Where an elementwise op also stores each element it computes, element e
 /// at e: nowhere (NoKeep), or a chunk's workspace (KeepIn: a prep value the
 /// scan reads, stored as it is computed, where a copy after the op would
-/// cost a barrier and a second pass over shared memory).
+/// cost a barrier and a second pass over shared memory). These ops end with
+/// a barrier unless `barrier` is false: the emitter leaves it out where the
+/// next op touches nothing this one did (planPrepBarriers).
 struct NoKeep {
   __device__ void operator()(int, float) const {}
 };
@@ -545,57 +548,64 @@ template <typename T> struct KeepIn {
   __device__ void operator()(int e, float x) const { w[e] = fromFloat<T>(x); }
 };
 
-/// out[i, j] = M[i, col(j)] · c[j], keeping the columns of c's rows.
-template <typename Keep = NoKeep>
+/// out[i, j] = M[i, col(j)] · c[j], keeping the columns of c's rows; with
+/// Negate, M[i, col(j)] · -c[j] (a negation of c folded in by the emitter).
+template <bool Negate = false, typename Keep = NoKeep>
 __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
                                  const float *c, Rows cRows, float *out,
-                                 Keep keep = {}) {
+                                 Keep keep = {}, bool barrier = true) {
   int n = rows * cRows.count;
 #pragma unroll 4
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     int i = e / cRows.count, j = e % cRows.count;
     int src = mCols.index(cRows.real(j));
-    const float value = m[i * mCols.count + src] * c[j];
+    const float value = m[i * mCols.count + src] * (Negate ? -c[j] : c[j]);
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// out[i, :] = x[i, :] · c[i]
 template <typename Keep = NoKeep>
 __device__ inline void scaleRows(const float *x, int rows, int cols,
-                                 const float *c, float *out, Keep keep = {}) {
+                                 const float *c, float *out, Keep keep = {},
+                                 bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < rows * cols; e += kBlockThreads) {
     const float value = x[e] * c[e / cols];
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 template <typename Keep = NoKeep>
-__device__ inline void neg(const float *x, int n, float *out, Keep keep = {}) {
+__device__ inline void neg(const float *x, int n, float *out, Keep keep = {},
+                           bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     const float value = -x[e];
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 template <typename X, typename Y, typename Keep = NoKeep>
 __device__ inline void add(const X *x, const Y *y, int n, float *out,
-                           Keep keep = {}) {
+                           Keep keep = {}, bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     const float value = toFloat(x[e]) + toFloat(y[e]);
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// T = (I - A)⁻¹ for strictly lower A (n x n), by blocks of 16 when n
@@ -603,7 +613,12 @@ __device__ inline void add(const X *x, const Y *y, int n, float *out,
 /// (a column only reads itself), then block row by block row
 /// T[I][J] = T[I][I] Σ_{J ≤ K < I} A[I][K] T[K][J], the products of a block
 /// row parked in the (still zero) upper blocks. Otherwise one row at a time.
+/// With Negate, -T: the diagonal starts at -1, and since every other element
+/// is linear in those, the rest follows (the block-row step multiplies two
+/// negated blocks, so it negates its sum).
+template <bool Negate = false>
 __device__ inline void utInverse(const float *a, int n, float *t) {
+  constexpr float one = Negate ? -1.f : 1.f;
   if (n % 16 == 0 && n / 16 <= kBlockThreads / 32) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int blocks = n / 16;
@@ -621,7 +636,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
       float column[16];
 #pragma unroll
       for (int i = 0; i < 16; ++i) {
-        float sum = i == j ? 1.f : 0.f;
+        float sum = i == j ? one : 0.f;
 #pragma unroll
         for (int k = 0; k < i; ++k)
           sum += a[(base + i) * n + base + k] * column[k];
@@ -653,7 +668,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
         for (int k = 0; k < 16; ++k)
           sum += t[(I * 16 + r) * n + I * 16 + k] *
                  t[(J * 16 + k) * n + I * 16 + c];
-        t[(I * 16 + r) * n + J * 16 + c] = sum;
+        t[(I * 16 + r) * n + J * 16 + c] = Negate ? -sum : sum;
       }
       __syncthreads();
       for (int e = threadIdx.x; e < I * 256; e += kBlockThreads) {
@@ -665,7 +680,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
     return;
   }
   for (int e = threadIdx.x; e < n * n; e += kBlockThreads)
-    t[e] = (e / n == e % n) ? 1.f : 0.f;
+    t[e] = (e / n == e % n) ? one : 0.f;
   __syncthreads();
   for (int i = 1; i < n; ++i) {
     for (int j = threadIdx.x; j < i; j += kBlockThreads) {
@@ -682,7 +697,7 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
 template <typename Keep = NoKeep>
 __device__ inline void decayRows(const float *x, Rows xRows, int cols,
                                  const float *G, int gCols, float *out,
-                                 Keep keep = {}) {
+                                 Keep keep = {}, bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = e % cols;
@@ -691,14 +706,15 @@ __device__ inline void decayRows(const float *x, Rows xRows, int cols,
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// out[i, c] = x[i, c] · exp(G[L-1, c] - G[ri, c])
 template <typename Keep = NoKeep>
 __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
                                   const float *G, int gCols, int L, float *out,
-                                  Keep keep = {}) {
+                                  Keep keep = {}, bool barrier = true) {
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = gCols == 1 ? 0 : e % cols;
@@ -707,7 +723,8 @@ __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
     out[e] = value;
     keep(e, value);
   }
-  __syncthreads();
+  if (barrier)
+    __syncthreads();
 }
 
 /// out[d, c] = S[d, c] · exp(G[L-1, d]): the state decayed over the chunk

@@ -2533,12 +2533,15 @@ __device__ inline void store(const rkc_tensor &t, int64_t offset, float x) {
 
 /// The offset of an input's row: token inputs [B, T*rows, heads, d] (row j
 /// of token t is t*rows + j), per-head inputs [heads, d]. Under GVA an
-/// input with fewer heads than HV is shared by a group of value heads.
+/// input with fewer heads than HV is shared by a group of value heads. The
+/// head's index in 32 bits (HV is a grid dimension, at most 65535): a 64-bit
+/// division is a long routine, and every row of every input inlined one
+/// (QED's prep: 73 of them in its PTX, its SASS bound by instruction fetch).
 __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                                    int64_t b, int64_t t, int64_t rows,
                                    int64_t j, int64_t hv, int64_t HV) {
-  const int64_t heads = x.shape[headDim];
-  const int64_t h = heads == HV ? hv : hv / (HV / heads);
+  const int64_t h = static_cast<int>(hv) /
+                    (static_cast<int>(HV) / static_cast<int>(x.shape[headDim]));
   if (headDim == 0)
     return h * x.stride[0];
   return b * x.stride[0] + (t * rows + j) * x.stride[1] + h * x.stride[2];
@@ -2732,11 +2735,14 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  (void)warp, (void)lane;\n"
          << "  // x: the launch's chunks (p.chunk_begin on) one after another, "
             "the value heads\n  // of each in turn.\n"
-         << "  const int64_t hv = blockIdx.x % p.value_heads, seq = "
-            "blockIdx.z;\n"
+         << "  // (In 32 bits: the value heads are a grid dimension, and a "
+            "64-bit division\n  // is a long routine.)\n"
+         << "  const unsigned heads = static_cast<unsigned>(p.value_heads);\n"
+         << "  const int64_t hv = blockIdx.x % heads, seq = blockIdx.z;\n"
          << kernelPreamble()
-         << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / "
-            "p.value_heads)) * C;\n"
+         << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x "
+            "/ "
+            "heads)) * C;\n"
          << "  if (t0 >= eos)\n    return;\n"
          << "#ifdef RKC_PROFILE_OPS\n"
          << "  long long profile[" << profiledOps.size()

@@ -6,6 +6,7 @@
 // RUN: FileCheck %s --input-file=%t/kda.cu
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
 // RUN: FileCheck %s --check-prefix=PREPGRID --input-file=%t/kda.cu
+// RUN: FileCheck %s --check-prefix=HEADS --input-file=%t/kda.cu
 // RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 --chunk-size 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=UNSTAGED --input-file=%t.gdn/gdn.cu
 // RUN: rm -rf %t.gdn32 && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn32 --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=GDNCHUNK
@@ -304,8 +305,9 @@
 // PREPGRID-NEXT: const int64_t leavingRow = ((p.carry_out ? seq : slot) * p.value_heads + hv) * DK;
 // PREPGRID: leaving[(leavingRow + e / BV) * DV + v0 + e % BV] = S[(e / BV) * SLD + e % BV];
 // PREPGRID: __device__ __forceinline__ void prep(const Params &p) {
-// PREPGRID: const int64_t hv = blockIdx.x % p.value_heads, seq = blockIdx.z;
-// PREPGRID: const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / p.value_heads)) * C;
+// PREPGRID: const unsigned heads = static_cast<unsigned>(p.value_heads);
+// PREPGRID-NEXT: const int64_t hv = blockIdx.x % heads, seq = blockIdx.z;
+// PREPGRID: const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / heads)) * C;
 
 // --scan-segments 1: the prep, then the scan, no side stream.
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/serial --no-fatbin --scan-segments 1 | FileCheck %s --check-prefix=SERIALLOG
@@ -463,3 +465,10 @@
 // ROWPAIR-NEXT: RKC_PROFILE_END
 // ROWPAIR-NEXT: rec.chunk.rows gate
 // ROWPAIR-NEXT: // (loaded with the rows above)
+
+// An input's head under GVA in 32-bit arithmetic, with no branch, so that
+// the division is one a row op and not a 64-bit routine a row.
+// HEADS: __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
+// HEADS: const int64_t h = static_cast<int>(hv) /
+// HEADS-NEXT: (static_cast<int>(HV) / static_cast<int>(x.shape[headDim]));
+// HEADS-NOT: hv / (HV / heads)

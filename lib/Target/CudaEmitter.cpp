@@ -2540,8 +2540,10 @@ __device__ inline void store(const rkc_tensor &t, int64_t offset, float x) {
 __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                                    int64_t b, int64_t t, int64_t rows,
                                    int64_t j, int64_t hv, int64_t HV) {
-  const int64_t h = static_cast<int>(hv) /
-                    (static_cast<int>(HV) / static_cast<int>(x.shape[headDim]));
+  const int heads = static_cast<int>(x.shape[headDim]);
+  const int64_t h =
+      heads == HV ? hv
+                  : static_cast<int>(hv) / (static_cast<int>(HV) / heads);
   if (headDim == 0)
     return h * x.stride[0];
   return b * x.stride[0] + (t * rows + j) * x.stride[1] + h * x.stride[2];

@@ -466,9 +466,11 @@
 // ROWPAIR-NEXT: rec.chunk.rows gate
 // ROWPAIR-NEXT: // (loaded with the rows above)
 
-// An input's head under GVA in 32-bit arithmetic, with no branch, so that
-// the division is one a row op and not a 64-bit routine a row.
+// An input's head under GVA in 32-bit arithmetic, so that the division is
+// a few instructions and not a 64-bit routine a row; skipped without GVA.
 // HEADS: __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
-// HEADS: const int64_t h = static_cast<int>(hv) /
-// HEADS-NEXT: (static_cast<int>(HV) / static_cast<int>(x.shape[headDim]));
+// HEADS: const int heads = static_cast<int>(x.shape[headDim]);
+// HEADS-NEXT: const int64_t h =
+// HEADS-NEXT: heads == HV ? hv
+// HEADS-NEXT: : static_cast<int>(hv) / (static_cast<int>(HV) / heads);
 // HEADS-NOT: hv / (HV / heads)

@@ -15,6 +15,10 @@ barriers: in a generated kernel, its chunk ops in order
 --kernel: prep (the split prefill's prep kernel), scan (its scan: the
 prefill kernel) or decode; the kernels for 16-bit outputs are the ones run.
 ncu runs with --clock-control none (the clocks as benchmarks see them).
+--lineinfo builds with nvcc's -lineinfo and also exports the source page with
+CUDA lines beside the SASS (source.csv), so that a phase can be traced to the
+generated code's ops (whose comments name them); an export ncu refuses is
+reported and skipped.
 """
 import argparse
 import os
@@ -62,6 +66,9 @@ def main():
     parser.add_argument("--min-share", type=float, default=0.5,
                         help="leave out phases under this percent of both "
                              "instructions and samples")
+    parser.add_argument("--lineinfo", action="store_true",
+                        help="build with -lineinfo; export CUDA lines with the "
+                             "SASS (source.csv)")
     parser.add_argument("--run-once", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -75,8 +82,12 @@ def main():
     from check import build
     os.makedirs(args.out, exist_ok=True)
     print("building %s ..." % args.spec, flush=True)
+    env = None
+    if args.lineinfo:
+        flags = os.environ.get("RKC_NVCC_FLAGS", "")
+        env = {"RKC_NVCC_FLAGS": (flags + " -lineinfo").strip()}
     folder = build(args.rkc, args.spec, 128, os.path.join(args.out, "build"),
-                   args.compile_args.split())
+                   args.compile_args.split(), env)
     report = os.path.join(args.out, "%s-%s" % (args.spec, args.kernel))
     me = [sys.executable, os.path.abspath(__file__), "--run-once", "--folder",
           folder, "--rkc", args.rkc, "--spec", args.spec, "--kernel",
@@ -84,23 +95,32 @@ def main():
          (["--decode", args.decode] if args.decode else [])
     print("profiling rkc_%s_%s ..." % (args.spec, KERNELS[args.kernel]), flush=True)
     subprocess.run([args.ncu, "--clock-control", "none", "--set", "full",
-                    "--import-source", "no", "-k",
+                    "--import-source", "yes" if args.lineinfo else "no", "-k",
                     "regex:%s_%s" % (args.spec, KERNELS[args.kernel]),
                     "--launch-skip", "1", "--launch-count", "1", "-o", report,
                     "-f"] + me, check=True, stdout=subprocess.DEVNULL)
     exports = {"details": ["--page", "details"],
                "sass.csv": ["--page", "source", "--csv", "--print-source", "sass"]}
+    if args.lineinfo:
+        exports["source.csv"] = ["--page", "source", "--csv", "--print-source",
+                                 "cuda,sass"]
     for suffix, page in exports.items():
         with open("%s.%s" % (report, suffix), "w") as f:
-            subprocess.run([args.ncu, "-i", report + ".ncu-rep"] + page,
-                           stdout=f, check=True)
+            done = subprocess.run([args.ncu, "-i", report + ".ncu-rep"] + page,
+                                  stdout=f, stderr=subprocess.PIPE, text=True)
+        if done.returncode and suffix == "source.csv":
+            print("ncu did not export %s (%s): %s" % (
+                suffix, " ".join(page), done.stderr.strip()[-300:]))
+        elif done.returncode:
+            sys.exit("ncu -i %s.ncu-rep %s failed: %s" % (
+                report, " ".join(page), done.stderr.strip()[-300:]))
     with open(report + ".details") as f:
         for line in f:
             if line.strip().startswith(SUMMARY):
                 print(" ".join(line.split()))
     rows = sass_profile.read_source_csv(report + ".sass.csv")
     print(sass_profile.report(rows, args.min_share))
-    print("exports: %s.{details,sass.csv,ncu-rep}" % report)
+    print("exports: %s.{%s,ncu-rep}" % (report, ",".join(exports)))
 
 
 if __name__ == "__main__":

@@ -2742,8 +2742,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  const unsigned heads = static_cast<unsigned>(p.value_heads);\n"
          << "  const int64_t hv = blockIdx.x % heads, seq = blockIdx.z;\n"
          << kernelPreamble()
-         << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x "
-            "/ "
+         << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / "
             "heads)) * C;\n"
          << "  if (t0 >= eos)\n    return;\n"
          << "#ifdef RKC_PROFILE_OPS\n"

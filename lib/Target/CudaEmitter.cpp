@@ -2229,6 +2229,27 @@ private:
     return text;
   }
 
+  /// Puts the prep kernel's ops first, in the order rec-schedule planned
+  /// its shared memory in, where that is not the body's (rec.prep_order: an
+  /// unstaged scan keeps the chunk algorithm's order); the others after
+  /// them as they stand. The prep ops read only prep ops, so every value is
+  /// still defined before its uses.
+  static void putInPrepOrder(Block &body) {
+    SmallVector<Operation *> ordered, rest;
+    for (Operation &op : body)
+      (op.hasAttr("rec.prep_order") ? ordered : rest).push_back(&op);
+    if (ordered.empty())
+      return;
+    llvm::stable_sort(ordered, [](Operation *a, Operation *b) {
+      return a->getAttrOfType<IntegerAttr>("rec.prep_order").getInt() <
+             b->getAttrOfType<IntegerAttr>("rec.prep_order").getInt();
+    });
+    for (Operation *op : ordered)
+      op->moveBefore(&body, body.end());
+    for (Operation *op : rest)
+      op->moveBefore(&body, body.end());
+  }
+
   bool emitDevice(std::string &text, std::string &error) {
     Block &body = chunkedOp.getBody().front();
     int id = 0;
@@ -2255,7 +2276,15 @@ private:
     std::string kernelText = bodyText(body, split ? "scan" : "all");
     size_t prepBegin = profiledOps.size();
     writingPrep = true;
-    std::string prepText = split ? bodyText(body, "prep") : std::string();
+    std::string prepText;
+    if (split) {
+      SmallVector<Operation *> bodyOrder =
+          llvm::map_to_vector(body, [](Operation &op) { return &op; });
+      putInPrepOrder(body);
+      prepText = bodyText(body, "prep");
+      for (Operation *op : bodyOrder)
+        op->moveBefore(&body, body.end());
+    }
     writingPrep = false;
     if (!unsupported.empty()) {
       error = "the CUDA emitter has no code for '" + unsupported + "'";

@@ -9,6 +9,8 @@
 // RUN: FileCheck %s --check-prefix=HEADS --input-file=%t/kda.cu
 // RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 --chunk-size 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=UNSTAGED --input-file=%t.gdn/gdn.cu
+// RUN: rm -rf %t.gdn2 && rkc compile %rkc_src/examples/specs/gdn2.mlir -o %t.gdn2 --no-fatbin --dk 128 --dv 128 --chunk-size 64 > /dev/null
+// RUN: FileCheck %s --check-prefix=PREPORDER --input-file=%t.gdn2/gdn2.cu
 // RUN: rm -rf %t.gdn32 && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn32 --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=GDNCHUNK
 // RUN: FileCheck %s --check-prefix=GDNSTAGED --input-file=%t.gdn32/gdn.cu
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=AUTOCHUNK
@@ -33,6 +35,18 @@
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
 // the addend U0 arrives after the product W S, which therefore cannot add it.
+// At chunk 64 the scan cannot stage what crosses and keeps the chunk
+// algorithm's order; the prep kernel is written in the order its shared
+// memory was planned in (rec.prep_order): GDN-2's query rows and their
+// decay first, then the erase rows.
+// PREPORDER: __device__ __forceinline__ void prefill(const Params &p) {
+// PREPORDER-NOT: rec.prep_order = 0 :
+// PREPORDER: __device__ __forceinline__ void prep(const Params &p) {
+// PREPORDER: rec.chunk.rows query {rec.phase = "prep", rec.prep_order = 0 : i64
+// PREPORDER: rec.chunk.rows gate {rec.phase = "prep", rec.prep_order = 1 : i64
+// PREPORDER: rec.chunk.cumsum {{.*}}rec.prep_order = 2 : i64
+// PREPORDER: rec.chunk.decay_rows {{.*}}rec.prep_order = 3 : i64
+// PREPORDER: rec.chunk.rows erase_along {rec.phase = "prep", rec.prep_order = 4 : i64
 // UNSTAGED: rkc::tile::matmul<TensorCores, 128>(tile{{[0-9]+}}, S, 64, 128, 32, false, [[WS:tile[0-9]+]], 0, SLD);
 // UNSTAGED: { // from the prep kernel: [[U0:tile[0-9]+]]
 // UNSTAGED: rkc::tile::add([[WS]], [[U0]], 2048, tile{{[0-9]+}});

@@ -132,7 +132,10 @@ void hoistPrepOps(Block &body, bool keepOrder) {
 }
 
 /// Roots beyond this many are not tried in every order (6! orders, each
-/// two ways: 1440 plans; EDA's 7 would take 1.9 s a compile).
+/// two ways: 1440 plans). EDA's 7 would take about a second a compile where
+/// the other orders leave its prep short of blocks (chunk 32: 98 944 bytes,
+/// two blocks, against 123 520, one), and `rkc tune`'s plan of its 384
+/// schedules 39 s instead of 0.5.
 constexpr size_t kMaxRootOrders = 6;
 
 /// The ops of `keySide` that no other op of it reads.
@@ -639,6 +642,11 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     int64_t depthFirstFloats = std::numeric_limits<int64_t>::max();
     SmallVector<Operation *> depthFirstBest;
     for (auto [i, reorder] : llvm::enumerate(reorders)) {
+      // The depth-first orders are taken only for more prep blocks an SM:
+      // none where the others' best has as many as its launch bound allows
+      // (blocks(0)).
+      if (i == depthFirstBegin && blocks(prepFloats) >= blocks(0))
+        break;
       for (Operation *op : written)
         op->moveBefore(&body, body.end());
       reorder();

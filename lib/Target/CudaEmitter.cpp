@@ -42,6 +42,7 @@ struct CudaSchedule {
   int64_t prepBlocks = rec::kDefaultPrepBlocks; // split kernels: the prep's launch bound, at most
   int64_t prepValueTile = 0; // split kernels: the prep's value-side columns
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
+  int64_t stageBuffers = 2; // the float32 kernel's (16-bit outputs: two)
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
   int64_t workspaceHalfLeanBytes = 0; // without raw input rows (0: none)
   int64_t stateStride = 0; // floats between rows of S in shared memory
@@ -73,6 +74,8 @@ struct CudaSchedule {
       prepBlocks = blocks;
     prepValueTile = get("prep_value_tile");
     stageFloats = get("stage_floats");
+    if (int64_t buffers = get("stage_buffers"))
+      stageBuffers = buffers;
     workspaceHalfBytes = get("workspace_half_bytes");
     workspaceHalfLeanBytes = get("workspace_half_lean_bytes");
     stageHalfBytes = get("stage_half_bytes");
@@ -141,6 +144,7 @@ public:
     out.workspaceHalfBytesPerChunk = s.workspaceHalfBytes;
     out.workspaceHalfLeanBytesPerChunk = s.workspaceHalfLeanBytes;
     out.stagesWorkspace = s.stageFloats > 0;
+    out.stagesInTwoBuffers = out.stagesWorkspace && s.stageBuffers == 2;
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;
@@ -1555,7 +1559,8 @@ private:
   int64_t prefillTensorCoreBytes() const {
     if (!split || !s.stageFloats || !s.stageHalfBytes)
       return s.sharedBytes;
-    return s.sharedBytes - 2 * s.stageFloats * 4 + 2 * s.stageHalfBytes;
+    return s.sharedBytes - s.stageBuffers * s.stageFloats * 4 +
+           2 * s.stageHalfBytes;
   }
 
   /// Whether rec-schedule staged `op`'s value rows VLD<TensorCores>
@@ -1595,8 +1600,14 @@ private:
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "constexpr int STAGE_FLOATS = " << s.stageFloats
-       << ", STAGE_AT = " << s.sharedBytes / 4 - 2 * s.stageFloats
-       << "; // the scan's two staging buffers\n"
+       << ", STAGE_AT = " << s.sharedBytes / 4 - s.stageBuffers * s.stageFloats
+       << "; // the scan's two staging buffers\n";
+    if (s.stageBuffers != 2)
+      os << "// (One in the float32 kernel, whose two do not fit; the kernel "
+            "for 16-bit\n// outputs has room for two of its own.)\n"
+         << "template <bool TensorCores> constexpr bool kTwoStages = "
+            "TensorCores;\n";
+    os
        << "constexpr int STAGE_HALF_BYTES = " << s.stageHalfBytes
        << "; // a buffer's bytes in the kernels for 16-bit outputs\n\n"
        << "template <bool TensorCores>\n"
@@ -2180,10 +2191,16 @@ private:
          << "                            p, row, tBegin, eos, hv);\n"
          << "  rkc::tile::copyAsyncCommit();\n"
          << "  for (int64_t t0 = tBegin, n = 0; t0 < tEnd; t0 += C, ++n) {\n"
-         << "    unsigned char *const stage = stages + (n % 2) * STAGE_BYTES;\n"
+         << (s.stageBuffers == 2
+                 ? "    unsigned char *const stage = stages + (n % 2) * "
+                   "STAGE_BYTES;\n"
+                 : "    unsigned char *const stage = stages + "
+                   "(kTwoStages<TensorCores> ? (n % 2) * STAGE_BYTES : 0);\n")
          << "    rkc::tile::copyAsyncWait<0>();\n"
          << "    __syncthreads();\n"
-         << "    if (t0 + C < tEnd)\n"
+         << (s.stageBuffers == 2 ? "    if (t0 + C < tEnd)\n"
+                                 : "    if (kTwoStages<TensorCores> && t0 + C "
+                                   "< tEnd)\n")
          << "      stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, "
             "chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,\n"
          << "                              p, row, t0 + C, eos, hv);\n"
@@ -2225,6 +2242,17 @@ private:
       }
       emitChunkOp(&op, ks);
     }
+    if (which == "scan" && s.stageFloats && s.stageBuffers == 1)
+      // One buffer: the next chunk's copies start once every thread is
+      // done with this chunk's.
+      ks << "    if constexpr (!kTwoStages<TensorCores>) {\n"
+         << "      __syncthreads();\n"
+         << "      if (t0 + C < tEnd)\n"
+         << "        stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, "
+            "seq, t0 + C, hv), v0,\n"
+         << "                                p, row, t0 + C, eos, hv);\n"
+         << "      rkc::tile::copyAsyncCommit();\n"
+         << "    }\n";
     ks << "  }\n";
     return text;
   }

@@ -271,6 +271,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// The floats of one of the scan's two staging buffers, 0 when the
   /// crossing tiles are copied from the workspace where their ops stood.
   int64_t stagedFloats = 0;
+  /// The float32 kernel's staging buffers: 2, or 1 where only the kernel
+  /// for 16-bit outputs has room for two.
+  int64_t stageBuffers = 2;
   /// The floats between rows of the state slice in shared memory.
   int64_t stateStride = 0;
   /// The value columns of the prep kernel's value-side tiles.
@@ -734,6 +737,19 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         stagedFloats = stage;
         return floats + 2 * stage;
       }
+      // The kernel for 16-bit outputs stages what it only multiplies or
+      // adds in bf16, half the bytes or less: where its two buffers fit
+      // and one of the float32 kernel's does, the float32 kernel stages a
+      // chunk at a time (its copies then wait at each chunk's start) and
+      // the 16-bit one keeps two (chunk 64: GDN's 61 440 + 2 x 139 280
+      // bytes do not fit; 61 440 + 139 280, and 61 440 + two of its 16-bit
+      // buffers, do).
+      if (stageHalfBytes && floats * 4 + 2 * stageHalfBytes <= maxSharedBytes &&
+          (floats + stage) * 4 <= maxSharedBytes) {
+        stagedFloats = stage;
+        stageBuffers = 1;
+        return floats + stage;
+      }
       for (Operation *op : scan) {
         op->removeAttr("rec.stage_offset");
         op->removeAttr("rec.stage_half_offset");
@@ -993,6 +1009,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (stagedFloats && stageHalfBytes)
       extra.push_back(b.getNamedAttr("stage_half_bytes",
                                      b.getI64IntegerAttr(stageHalfBytes)));
+    if (stagedFloats && stageBuffers != 2) // named only when not two
+      extra.push_back(b.getNamedAttr("stage_buffers",
+                                     b.getI64IntegerAttr(stageBuffers)));
     if (stateStride && stateStride != valueTile)
       extra.push_back(b.getNamedAttr("state_stride",
                                      b.getI64IntegerAttr(stateStride)));
@@ -1085,6 +1104,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         }
         int64_t prepFloats = 0;
         stagedFloats = 0;
+        stageBuffers = 2;
         prepCols = valueTile;
         int64_t bytes = planChunkBody(chunked, prepFloats) * 4;
         if (std::max(bytes, prepFloats * 4) > maxSharedBytes) {

@@ -14,7 +14,8 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-decode --rec-schedule="decode-quads=3" 2>&1 | FileCheck %s --check-prefix=BADQUADS
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-schedule="products=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
-// RUN: rkc-opt %rkc_src/examples/specs/gdn2.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
+// RUN: rkc-opt %rkc_src/examples/specs/gdn2.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128 value-tile=64" | FileCheck %s --check-prefix=INPLACE
+// RUN: rkc-opt %rkc_src/examples/specs/gdn2.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=ONESTAGE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 // RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SINK
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 products=bf16" | FileCheck %s --check-prefix=PREP
@@ -81,11 +82,12 @@
 // STAGEROWS: rec.chunk.rows value {{{.*}}rec.stage_half_offset = 29184 : i64, rec.stage_half_stride = 40 : i64
 // STAGEROWS: rec.chunk.matmul {{.*}}rec.stage_half_offset = 31744 : i64, rec.stage_offset = 15488 : i64, rec.to_scan = "all"
 // STAGEROWS-SAME: -> !rec.tile<chunk, value>
-// At chunk 64 the scan cannot stage what crosses (two buffers do not fit
-// beside its tiles), so the body keeps the chunk algorithm's order, which
-// the scan's plan needs; the prep kernel keeps its own (rec.prep_order),
-// whose plan needs 115 200 bytes, two blocks an SM, where the chunk
-// algorithm's order needed 213 504. A decay of rows still takes their place.
+// At chunk 64 and value tile 64 the scan cannot stage what crosses (no
+// buffer fits beside its tiles), so the body keeps the chunk algorithm's
+// order, which the scan's plan needs; the prep kernel keeps its own
+// (rec.prep_order), whose plan needs 115 200 bytes, two blocks an SM, where
+// the chunk algorithm's order needed 213 504. A decay of rows still takes
+// their place.
 // INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 115200
 // INPLACE-NOT: rec.stage
 // INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read_along {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
@@ -93,6 +95,12 @@
 // The query rows' chain runs first in the prep kernel, not in the body.
 // INPLACE: %[[Q:[0-9]+]] = rec.chunk.rows query {rec.phase = "prep", rec.prep_order = 0 : i64
 // INPLACE: rec.chunk.gram %[[Q]]
+// At value tile 32 the kernel for 16-bit outputs has room for two staging
+// buffers (their 16-bit layout) and the float32 kernel for one: the scan
+// stages (stage_buffers = 1: the float32 kernel's count), so the body
+// takes the prep's order and no op records one.
+// ONESTAGE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 115200 : i64{{.*}}shared_bytes = 201216 : i64, stage_buffers = 1 : i64, stage_floats = 34944 : i64
+// ONESTAGE-NOT: rec.prep_order
 
 // The block's work and its shared memory: the state slice (64 rows of the
 // 32-column value tile, 40 floats apart so that tensor-core fragment loads

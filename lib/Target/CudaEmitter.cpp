@@ -1601,7 +1601,8 @@ private:
     llvm::raw_string_ostream os(text);
     os << "constexpr int STAGE_FLOATS = " << s.stageFloats
        << ", STAGE_AT = " << s.sharedBytes / 4 - s.stageBuffers * s.stageFloats
-       << "; // the scan's two staging buffers\n";
+       << (s.stageBuffers == 2 ? "; // the scan's two staging buffers\n"
+                               : "; // the scan's staging buffers\n");
     if (s.stageBuffers != 2)
       os << "// (One in the float32 kernel, whose two do not fit; the kernel "
             "for 16-bit\n// outputs has room for two of its own.)\n"
@@ -3478,8 +3479,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  const unsigned block[3] = {" << s.threads << ", 1, 1};\n";
       std::string kernelName = "\"rkc_" + name + "_" + kernel + "\"";
       bool fwd = std::string(kind) == "fwd";
-      // The prefill kernel for 16-bit outputs may need less shared memory
-      // than the float32 one (prefillTensorCoreBytes).
+      // The prefill kernel for 16-bit outputs may need another amount of
+      // shared memory than the float32 one (prefillTensorCoreBytes: less
+      // with two buffers each, more where the float32 kernel has one).
       std::string smem = std::to_string(bytes);
       if (fwd && prefillTensorCoreBytes != bytes)
         smem = "(params.a.o.dtype == RKC_F32 ? " + smem + " : " +

@@ -517,6 +517,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// prep kernel's (rec.prep_smem_offset, no state slice; `prepFloats`).
   int64_t planChunkBody(ChunkedOp chunked, int64_t &prepFloats) {
     Block &body = chunked.getBody().front();
+    // An order recorded by an earlier run is not this plan's.
+    for (Operation &op : body)
+      op.removeAttr("rec.prep_order");
     // The state slice's rows are 8 floats longer than the value tile where
     // only products (as their right operand), decay_state and sums read it:
     // the tensor-core fragment loads of S then meet no bank conflicts.
@@ -761,8 +764,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       // An unstaged scan reads the prep values where their ops stand, so it
       // keeps the chunk algorithm's order; the prep kernel keeps the order
       // its plan above was made in (rec.prep_order, in which the emitter
-      // writes it): GDN at chunk 64, 180 992 bytes of prep in the former
-      // order, one block an SM, 82 432 in its own, two.
+      // writes it): GDN-2 at chunk 64 and value tile 64, 213 504 bytes of
+      // prep in the former order, one block an SM, 115 200 in its own, two.
       Builder builder(&getContext());
       for (auto [i, op] : llvm::enumerate(prep))
         op->setAttr("rec.prep_order", builder.getI64IntegerAttr(i));

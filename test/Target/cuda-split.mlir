@@ -21,8 +21,8 @@
 // RUN: FileCheck %s --check-prefix=SHIFTED --input-file=%t.dplr/dplr.cu
 
 // The automatic chunk of the split kernels is the largest whose scan stages
-// its workspace (DeltaNet: 64 fits only unstaged, 32 stages); a chunk asked
-// for is taken staged or not.
+// its workspace in two buffers in both kernels (DeltaNet: 64 stages only in
+// one float32 buffer, 32 in two); a chunk asked for is taken staged or not.
 // AUTOCHUNK: schedule  dk=128 dv=128 chunk=32 tokens
 // ASKED: schedule  dk=128 dv=128 chunk=64 tokens
 
@@ -41,8 +41,6 @@
 // keeps the chunk algorithm's order; the prep kernel is written in the
 // order its shared memory was planned in (rec.prep_order): GDN-2's query
 // rows and their decay first, then the erase rows.
-// PREPORDER: __device__ __forceinline__ void prefill(const Params &p) {
-// PREPORDER-NOT: rec.prep_order = 0 :
 // PREPORDER: __device__ __forceinline__ void prep(const Params &p) {
 // PREPORDER: rec.chunk.rows query {rec.phase = "prep", rec.prep_order = 0 : i64
 // PREPORDER: rec.chunk.rows gate {rec.phase = "prep", rec.prep_order = 1 : i64
@@ -349,8 +347,9 @@
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad0 --no-fatbin --scan-segments 0 2>&1 | FileCheck %s --check-prefix=BADSEGMENTS
 // BADSEGMENTS: rec-schedule: scan-segments (0) must be from 1 to 64
 
-// Where two buffers do not fit beside the scan's tiles, the scan copies each
-// crossing value from the workspace where its op stood.
+// Where neither two buffers nor one float32 buffer (beside two 16-bit ones)
+// fit beside the scan's tiles, the scan copies each crossing value from the
+// workspace where its op stood.
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/copy --no-fatbin --dk 128 --dv 128 --chunk-size 64 --value-tile 64 --split-scan 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=COPY --input-file=%t/copy/kda.cu
 // COPY-NOT: STAGE_FLOATS

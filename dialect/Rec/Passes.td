@@ -166,7 +166,10 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
       (they are pure) where that needs fewer floats: sunk to their first
       reader, gathered ahead of the scan ops, and depth first from what
       crosses to the scan or the value loop, the last taken only where it
-      fits more prep blocks an SM.
+      fits more prep blocks an SM. Where the scan cannot stage what
+      crosses, it reads the prep values where their ops stand: the body
+      then keeps the chunk algorithm's order and each prep op records its
+      place in the prep kernel's (`rec.prep_order`).
 
     The result is a `rec.schedule` dictionary on `rec.chunked` and
     `rec.decode`; `rkc compile` prints CUDA from it.

@@ -42,6 +42,7 @@ struct CudaSchedule {
   int64_t prepBlocks = rec::kDefaultPrepBlocks; // split kernels: the prep's launch bound, at most
   int64_t prepValueTile = 0; // split kernels: the prep's value-side columns
   int64_t stageFloats = 0; // split kernels: a staging buffer of the scan
+  int64_t stageBuffers = 2; // the float32 kernel's (16-bit outputs: two)
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
   int64_t workspaceHalfLeanBytes = 0; // without raw input rows (0: none)
   int64_t stateStride = 0; // floats between rows of S in shared memory
@@ -73,6 +74,8 @@ struct CudaSchedule {
       prepBlocks = blocks;
     prepValueTile = get("prep_value_tile");
     stageFloats = get("stage_floats");
+    if (int64_t buffers = get("stage_buffers"))
+      stageBuffers = buffers;
     workspaceHalfBytes = get("workspace_half_bytes");
     workspaceHalfLeanBytes = get("workspace_half_lean_bytes");
     stageHalfBytes = get("stage_half_bytes");
@@ -141,6 +144,7 @@ public:
     out.workspaceHalfBytesPerChunk = s.workspaceHalfBytes;
     out.workspaceHalfLeanBytesPerChunk = s.workspaceHalfLeanBytes;
     out.stagesWorkspace = s.stageFloats > 0;
+    out.stagesInTwoBuffers = out.stagesWorkspace && s.stageBuffers == 2;
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;
@@ -1555,7 +1559,8 @@ private:
   int64_t prefillTensorCoreBytes() const {
     if (!split || !s.stageFloats || !s.stageHalfBytes)
       return s.sharedBytes;
-    return s.sharedBytes - 2 * s.stageFloats * 4 + 2 * s.stageHalfBytes;
+    return s.sharedBytes - s.stageBuffers * s.stageFloats * 4 +
+           2 * s.stageHalfBytes;
   }
 
   /// Whether rec-schedule staged `op`'s value rows VLD<TensorCores>
@@ -1595,8 +1600,15 @@ private:
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "constexpr int STAGE_FLOATS = " << s.stageFloats
-       << ", STAGE_AT = " << s.sharedBytes / 4 - 2 * s.stageFloats
-       << "; // the scan's two staging buffers\n"
+       << ", STAGE_AT = " << s.sharedBytes / 4 - s.stageBuffers * s.stageFloats
+       << (s.stageBuffers == 2 ? "; // the scan's two staging buffers\n"
+                               : "; // the scan's staging buffers\n");
+    if (s.stageBuffers != 2)
+      os << "// (One in the float32 kernel, whose two do not fit; the kernel "
+            "for 16-bit\n// outputs has room for two of its own.)\n"
+         << "template <bool TensorCores> constexpr bool kTwoStages = "
+            "TensorCores;\n";
+    os
        << "constexpr int STAGE_HALF_BYTES = " << s.stageHalfBytes
        << "; // a buffer's bytes in the kernels for 16-bit outputs\n\n"
        << "template <bool TensorCores>\n"
@@ -2180,10 +2192,16 @@ private:
          << "                            p, row, tBegin, eos, hv);\n"
          << "  rkc::tile::copyAsyncCommit();\n"
          << "  for (int64_t t0 = tBegin, n = 0; t0 < tEnd; t0 += C, ++n) {\n"
-         << "    unsigned char *const stage = stages + (n % 2) * STAGE_BYTES;\n"
+         << (s.stageBuffers == 2
+                 ? "    unsigned char *const stage = stages + (n % 2) * "
+                   "STAGE_BYTES;\n"
+                 : "    unsigned char *const stage = stages + "
+                   "(kTwoStages<TensorCores> ? (n % 2) * STAGE_BYTES : 0);\n")
          << "    rkc::tile::copyAsyncWait<0>();\n"
          << "    __syncthreads();\n"
-         << "    if (t0 + C < tEnd)\n"
+         << (s.stageBuffers == 2 ? "    if (t0 + C < tEnd)\n"
+                                 : "    if (kTwoStages<TensorCores> && t0 + C "
+                                   "< tEnd)\n")
          << "      stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, "
             "chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,\n"
          << "                              p, row, t0 + C, eos, hv);\n"
@@ -2225,8 +2243,40 @@ private:
       }
       emitChunkOp(&op, ks);
     }
+    if (which == "scan" && s.stageFloats && s.stageBuffers == 1)
+      // One buffer: the next chunk's copies start once every thread is
+      // done with this chunk's.
+      ks << "    if constexpr (!kTwoStages<TensorCores>) {\n"
+         << "      __syncthreads();\n"
+         << "      if (t0 + C < tEnd)\n"
+         << "        stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, "
+            "seq, t0 + C, hv), v0,\n"
+         << "                                p, row, t0 + C, eos, hv);\n"
+         << "      rkc::tile::copyAsyncCommit();\n"
+         << "    }\n";
     ks << "  }\n";
     return text;
+  }
+
+  /// Puts the prep kernel's ops first, in the order rec-schedule planned
+  /// its shared memory in, where that is not the body's (rec.prep_order: an
+  /// unstaged scan keeps the chunk algorithm's order); the others after
+  /// them as they stand. The prep ops read only prep ops, so every value is
+  /// still defined before its uses.
+  static void putInPrepOrder(Block &body) {
+    SmallVector<Operation *> ordered, rest;
+    for (Operation &op : body)
+      (op.hasAttr("rec.prep_order") ? ordered : rest).push_back(&op);
+    if (ordered.empty())
+      return;
+    llvm::stable_sort(ordered, [](Operation *a, Operation *b) {
+      return a->getAttrOfType<IntegerAttr>("rec.prep_order").getInt() <
+             b->getAttrOfType<IntegerAttr>("rec.prep_order").getInt();
+    });
+    for (Operation *op : ordered)
+      op->moveBefore(&body, body.end());
+    for (Operation *op : rest)
+      op->moveBefore(&body, body.end());
   }
 
   bool emitDevice(std::string &text, std::string &error) {
@@ -2255,7 +2305,15 @@ private:
     std::string kernelText = bodyText(body, split ? "scan" : "all");
     size_t prepBegin = profiledOps.size();
     writingPrep = true;
-    std::string prepText = split ? bodyText(body, "prep") : std::string();
+    std::string prepText;
+    if (split) {
+      SmallVector<Operation *> bodyOrder =
+          llvm::map_to_vector(body, [](Operation &op) { return &op; });
+      putInPrepOrder(body);
+      prepText = bodyText(body, "prep");
+      for (Operation *op : bodyOrder)
+        op->moveBefore(&body, body.end());
+    }
     writingPrep = false;
     if (!unsupported.empty()) {
       error = "the CUDA emitter has no code for '" + unsupported + "'";
@@ -3420,8 +3478,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  const unsigned block[3] = {" << s.threads << ", 1, 1};\n";
       std::string kernelName = "\"rkc_" + name + "_" + kernel + "\"";
       bool fwd = std::string(kind) == "fwd";
-      // The prefill kernel for 16-bit outputs may need less shared memory
-      // than the float32 one (prefillTensorCoreBytes).
+      // The prefill kernel for 16-bit outputs may need another amount of
+      // shared memory than the float32 one (prefillTensorCoreBytes: less
+      // with two buffers each, more where the float32 kernel has one).
       std::string smem = std::to_string(bytes);
       if (fwd && prefillTensorCoreBytes != bytes)
         smem = "(params.a.o.dtype == RKC_F32 ? " + smem + " : " +

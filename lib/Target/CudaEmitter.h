@@ -40,6 +40,9 @@ struct CudaKernels {
   /// in shared memory (by cp.async, the next chunk's during this one) or
   /// reads it where its ops stand (when staging does not fit).
   bool stagesWorkspace = false;
+  /// Whether both prefill kernels stage in two buffers (else the float32
+  /// one stages a chunk at a time, the next chunk's copies not overlapped).
+  bool stagesInTwoBuffers = false;
 };
 
 /// Emits the kernels of `chunked` (lowered with --rec-lower-chunked) and

@@ -132,8 +132,15 @@ void hoistPrepOps(Block &body, bool keepOrder) {
 }
 
 /// Roots beyond this many are not tried in every order (6! orders, each
-/// two ways: 1440 plans; EDA's 7 would take 1.9 s a compile).
+/// two ways: 1440 plans). Every order of EDA's 7 took about a second a
+/// compile, and `rkc tune`'s plan of its 384 schedules 39 s instead of 0.5.
 constexpr size_t kMaxRootOrders = 6;
+/// Beyond kMaxRootOrders roots, the first this many are tried in every order
+/// and choice, the others after them as they stand (7 roots: 210 orders);
+/// for DPLR and EDA that finds the least every order finds (EDA at chunk
+/// 32: 98 944 bytes, two blocks an SM, against 123 520, one), and the plan
+/// of EDA's schedules takes 2.2 s.
+constexpr size_t kRootPrefix = 3;
 
 /// The ops of `keySide` that no other op of it reads.
 SmallVector<Operation *> prepRoots(ArrayRef<Operation *> keySide) {
@@ -264,6 +271,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// The floats of one of the scan's two staging buffers, 0 when the
   /// crossing tiles are copied from the workspace where their ops stood.
   int64_t stagedFloats = 0;
+  /// The float32 kernel's staging buffers: 2, or 1 where only the kernel
+  /// for 16-bit outputs has room for two.
+  int64_t stageBuffers = 2;
   /// The floats between rows of the state slice in shared memory.
   int64_t stateStride = 0;
   /// The value columns of the prep kernel's value-side tiles.
@@ -507,6 +517,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// prep kernel's (rec.prep_smem_offset, no state slice; `prepFloats`).
   int64_t planChunkBody(ChunkedOp chunked, int64_t &prepFloats) {
     Block &body = chunked.getBody().front();
+    // An order recorded by an earlier run is not this plan's.
+    for (Operation &op : body)
+      op.removeAttr("rec.prep_order");
     // The state slice's rows are 8 floats longer than the value tile where
     // only products (as their right operand), decay_state and sums read it:
     // the tensor-core fragment loads of S then meet no bank conflicts.
@@ -578,16 +591,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     };
     // The prep ops in the chunk algorithm's order, then sunk to their
     // readers (sinkPrepOps): the order whose plan needs less shared memory
-    // (fewer floats, more prep blocks an SM).
-    // An unstaged scan reads the prep values where their ops stand, so
-    // the order is the scan's too: there the chunk algorithm's stays.
+    // (fewer floats, more prep blocks an SM). The body keeps it where the
+    // scan stages what crosses; an unstaged scan keeps the chunk
+    // algorithm's order and the prep kernel its own (rec.prep_order).
     SmallVector<Operation *> written = all;
-    auto restore = [&] {
-      for (Operation *op : written)
-        op->moveBefore(&body, body.end());
-      collect();
-      prepFloats = choosePrepCols(planPrep);
-    };
     auto floats = [&](Value v) {
       return extentsOf(chunked, valueTile)
           .elements(cast<TileType>(v.getType()));
@@ -631,6 +638,43 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                 [&](Operation *op) { return floats(op->getResult(0)); });
           });
       } while (std::next_permutation(order.begin(), order.end()));
+    } else {
+      // More roots than every order of them allows: every choice of the
+      // first kRootPrefix of them in order, the others after them as they
+      // stand. What the prefix holds is what counts (DPLR's best orders
+      // begin with the query's chains, EDA's at chunk 32 with the two
+      // decays to the chunk's end): DPLR at chunk 32, 74 368 bytes, three
+      // prep blocks an SM, as every order finds, in 420 plans, not 10 080.
+      auto prefixes = [&](auto &&self, SmallVector<size_t> &order,
+                          SmallVector<bool> &taken) -> void {
+        if (order.size() == kRootPrefix) {
+          SmallVector<size_t> full = order;
+          for (size_t r = 0; r < roots.size(); ++r)
+            if (!taken[r])
+              full.push_back(r);
+          for (bool sethiUllman : {false, true})
+            reorders.push_back([&, full, sethiUllman] {
+              collect();
+              SmallVector<Operation *> sorted = llvm::map_to_vector(
+                  full, [&](size_t i) { return roots[i]; });
+              orderPrepDepthFirst(
+                  body, ArrayRef(prep).take_front(loopBegin),
+                  ArrayRef(prep).drop_front(loopBegin), sorted, sethiUllman,
+                  [&](Operation *op) { return floats(op->getResult(0)); });
+            });
+          return;
+        }
+        for (size_t r = 0; r < roots.size(); ++r) {
+          if (taken[r])
+            continue;
+          taken[r] = true, order.push_back(r);
+          self(self, order, taken);
+          taken[r] = false, order.pop_back();
+        }
+      };
+      SmallVector<size_t> order;
+      SmallVector<bool> taken(roots.size(), false);
+      prefixes(prefixes, order, taken);
     }
     prepFloats = planPrep();
     SmallVector<Operation *> best = written;
@@ -645,6 +689,11 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     int64_t depthFirstFloats = std::numeric_limits<int64_t>::max();
     SmallVector<Operation *> depthFirstBest;
     for (auto [i, reorder] : llvm::enumerate(reorders)) {
+      // The depth-first orders are taken only for more prep blocks an SM:
+      // none where the others' best has as many as its launch bound allows
+      // (blocks(0)).
+      if (i == depthFirstBegin && blocks(prepFloats) >= blocks(0))
+        break;
       for (Operation *op : written)
         op->moveBefore(&body, body.end());
       reorder();
@@ -691,6 +740,19 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         stagedFloats = stage;
         return floats + 2 * stage;
       }
+      // The kernel for 16-bit outputs stages what it only multiplies or
+      // adds in bf16, half the bytes or less: where its two buffers fit
+      // and one of the float32 kernel's does, the float32 kernel stages a
+      // chunk at a time (its copies then wait at each chunk's start) and
+      // the 16-bit one keeps two (chunk 64: GDN's 61 440 + 2 x 139 280
+      // bytes do not fit; 61 440 + 139 280, and 61 440 + two of its 16-bit
+      // buffers, do).
+      if (stageHalfBytes && floats * 4 + 2 * stageHalfBytes <= maxSharedBytes &&
+          (floats + stage) * 4 <= maxSharedBytes) {
+        stagedFloats = stage;
+        stageBuffers = 1;
+        return floats + stage;
+      }
       for (Operation *op : scan) {
         op->removeAttr("rec.stage_offset");
         op->removeAttr("rec.stage_half_offset");
@@ -698,8 +760,19 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         op->removeAttr("rec.stage_half_stride");
       }
     }
-    if (moved)
-      restore();
+    if (moved) {
+      // An unstaged scan reads the prep values where their ops stand, so it
+      // keeps the chunk algorithm's order; the prep kernel keeps the order
+      // its plan above was made in (rec.prep_order, in which the emitter
+      // writes it): GDN-2 at chunk 64 and value tile 64, 213 504 bytes of
+      // prep in the former order, one block an SM, 115 200 in its own, two.
+      Builder builder(&getContext());
+      for (auto [i, op] : llvm::enumerate(prep))
+        op->setAttr("rec.prep_order", builder.getI64IntegerAttr(i));
+      for (Operation *op : written)
+        op->moveBefore(&body, body.end());
+      collect();
+    }
     return planOps(scan, stateFloats, "rec.smem_offset", chunked,
                    [&](Operation *op) { return phase(op) != "prep"; });
   }
@@ -939,6 +1012,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (stagedFloats && stageHalfBytes)
       extra.push_back(b.getNamedAttr("stage_half_bytes",
                                      b.getI64IntegerAttr(stageHalfBytes)));
+    if (stagedFloats && stageBuffers != 2) // named only when not two
+      extra.push_back(b.getNamedAttr("stage_buffers",
+                                     b.getI64IntegerAttr(stageBuffers)));
     if (stateStride && stateStride != valueTile)
       extra.push_back(b.getNamedAttr("state_stride",
                                      b.getI64IntegerAttr(stateStride)));
@@ -1031,6 +1107,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         }
         int64_t prepFloats = 0;
         stagedFloats = 0;
+        stageBuffers = 2;
         prepCols = valueTile;
         int64_t bytes = planChunkBody(chunked, prepFloats) * 4;
         if (std::max(bytes, prepFloats * 4) > maxSharedBytes) {

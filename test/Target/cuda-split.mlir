@@ -7,8 +7,12 @@
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/kda_launch.c
 // RUN: FileCheck %s --check-prefix=PREPGRID --input-file=%t/kda.cu
 // RUN: FileCheck %s --check-prefix=HEADS --input-file=%t/kda.cu
-// RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 --chunk-size 64 > /dev/null
+// RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --dk 128 --dv 128 --split-scan 1 --chunk-size 64 --value-tile 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=UNSTAGED --input-file=%t.gdn/gdn.cu
+// RUN: rm -rf %t.gdn2 && rkc compile %rkc_src/examples/specs/gdn2.mlir -o %t.gdn2 --no-fatbin --dk 128 --dv 128 --chunk-size 64 --value-tile 64 > /dev/null
+// RUN: FileCheck %s --check-prefix=PREPORDER --input-file=%t.gdn2/gdn2.cu
+// RUN: rm -rf %t.gdn64 && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn64 --no-fatbin --dk 128 --dv 128 --chunk-size 64 | FileCheck %s --check-prefix=ONESTAGELOG
+// RUN: FileCheck %s --check-prefix=ONESTAGE --input-file=%t.gdn64/gdn.cu
 // RUN: rm -rf %t.gdn32 && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn32 --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=GDNCHUNK
 // RUN: FileCheck %s --check-prefix=GDNSTAGED --input-file=%t.gdn32/gdn.cu
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t.dn --no-fatbin --dk 128 --dv 128 | FileCheck %s --check-prefix=AUTOCHUNK
@@ -17,8 +21,8 @@
 // RUN: FileCheck %s --check-prefix=SHIFTED --input-file=%t.dplr/dplr.cu
 
 // The automatic chunk of the split kernels is the largest whose scan stages
-// its workspace (DeltaNet: 64 fits only unstaged, 32 stages); a chunk asked
-// for is taken staged or not.
+// its workspace in two buffers in both kernels (DeltaNet: 64 stages only in
+// one float32 buffer, 32 in two); a chunk asked for is taken staged or not.
 // AUTOCHUNK: schedule  dk=128 dv=128 chunk=32 tokens
 // ASKED: schedule  dk=128 dv=128 chunk=64 tokens
 
@@ -33,9 +37,35 @@
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
 // the addend U0 arrives after the product W S, which therefore cannot add it.
-// UNSTAGED: rkc::tile::matmul<TensorCores, 128>(tile{{[0-9]+}}, S, 64, 128, 32, false, [[WS:tile[0-9]+]], 0, SLD);
+// At chunk 64 and value tile 64 the scan cannot stage what crosses and
+// keeps the chunk algorithm's order; the prep kernel is written in the
+// order its shared memory was planned in (rec.prep_order): GDN-2's query
+// rows and their decay first, then the erase rows.
+// PREPORDER: __device__ __forceinline__ void prep(const Params &p) {
+// PREPORDER: rec.chunk.rows query {rec.phase = "prep", rec.prep_order = 0 : i64
+// PREPORDER: rec.chunk.rows gate {rec.phase = "prep", rec.prep_order = 1 : i64
+// PREPORDER: rec.chunk.cumsum {{.*}}rec.prep_order = 2 : i64
+// PREPORDER: rec.chunk.decay_rows {{.*}}rec.prep_order = 3 : i64
+// PREPORDER: rec.chunk.rows erase_along {rec.phase = "prep", rec.prep_order = 4 : i64
+// UNSTAGED: rkc::tile::matmul<TensorCores, 128>(tile{{[0-9]+}}, S, 64, 128, 64, false, [[WS:tile[0-9]+]], 0, SLD);
 // UNSTAGED: { // from the prep kernel: [[U0:tile[0-9]+]]
-// UNSTAGED: rkc::tile::add([[WS]], [[U0]], 2048, tile{{[0-9]+}});
+// UNSTAGED: rkc::tile::add([[WS]], [[U0]], 4096, tile{{[0-9]+}});
+// At chunk 64 and value tile 32, two staging buffers fit in the kernel for
+// 16-bit outputs (their 16-bit layout) and one in the float32 kernel: that
+// one stages a chunk at a time, the next chunk's copies issued once every
+// thread is done with this chunk's.
+// ONESTAGELOG: prefill 200720 B (202784 B for 16-bit outputs)
+// ONESTAGE: constexpr int STAGE_FLOATS = 34820, STAGE_AT = 15360;
+// ONESTAGE: template <bool TensorCores> constexpr bool kTwoStages = TensorCores;
+// ONESTAGE: unsigned char *const stage = stages + (kTwoStages<TensorCores> ? (n % 2) * STAGE_BYTES : 0);
+// ONESTAGE: if (kTwoStages<TensorCores> && t0 + C < tEnd)
+// ONESTAGE: if constexpr (!kTwoStages<TensorCores>) {
+// ONESTAGE-NEXT: __syncthreads();
+// ONESTAGE-NEXT: if (t0 + C < tEnd)
+// ONESTAGE-NEXT: stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,
+// ONESTAGE: rkc::tile::copyAsyncCommit();
+// ONESTAGE-NEXT: }
+// ONESTAGE-NEXT: }
 
 // 64 (G's last row) + 5 x 16 x 64 (V, W, U0, Q, K) + 16 x 16
 // (A_qa): the value rows the scan reads cross too (keep-rows), so the scan
@@ -317,14 +347,15 @@
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad0 --no-fatbin --scan-segments 0 2>&1 | FileCheck %s --check-prefix=BADSEGMENTS
 // BADSEGMENTS: rec-schedule: scan-segments (0) must be from 1 to 64
 
-// Where two buffers do not fit beside the scan's tiles, the scan copies each
-// crossing value from the workspace where its op stood.
-// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/copy --no-fatbin --dk 128 --dv 128 --chunk-size 32 --value-tile 64 --split-scan 1 > /dev/null
+// Where neither two buffers nor one float32 buffer (beside two 16-bit ones)
+// fit beside the scan's tiles, the scan copies each crossing value from the
+// workspace where its op stood.
+// RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/copy --no-fatbin --dk 128 --dv 128 --chunk-size 64 --value-tile 64 --split-scan 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=COPY --input-file=%t/copy/kda.cu
 // COPY-NOT: STAGE_FLOATS
 // COPY: unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, t0, hv);
 // COPY: { // from the prep kernel: tile1 (float)
-// COPY: tile1[3968 + e] = rkc::tile::toFloat(w[e]);
+// COPY: tile1[8064 + e] = rkc::tile::toFloat(w[e]);
 // COPY: { // from the prep kernel: tile{{[0-9]+}} (Crossing<TensorCores>)
 
 // --prefetch 1: the prep kernel fetches its own chunk's input rows into L2

@@ -14,11 +14,13 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-decode --rec-schedule="decode-quads=3" 2>&1 | FileCheck %s --check-prefix=BADQUADS
 // RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-schedule="products=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked=chunk-size=8 --rec-schedule="dk=64 dv=128 value-tile=128 threads=64" 2>&1 | FileCheck %s --check-prefix=THREADSTILE
-// RUN: rkc-opt %rkc_src/examples/specs/gdn2.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=INPLACE
+// RUN: rkc-opt %rkc_src/examples/specs/gdn2.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128 value-tile=64" | FileCheck %s --check-prefix=INPLACE
+// RUN: rkc-opt %rkc_src/examples/specs/gdn2.mlir --rec-lower-chunked=chunk-size=64 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=ONESTAGE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan="keep-rows=1 out-phase=1" --rec-schedule 2>&1 | FileCheck %s --check-prefix=OUTPHASE
 // RUN: rkc-opt %rkc_src/examples/specs/deltaproduct.mlir --rec-lower-chunked=chunk-size=16 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SINK
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 products=bf16" | FileCheck %s --check-prefix=PREP
 // RUN: rkc-opt %rkc_src/examples/specs/dplr.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SHIFTED
+// RUN: rkc-opt %rkc_src/examples/specs/dplr.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=SEVENROOTS
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan=keep-rows=1 --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=STAGEROWS
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-value-tile=32" | FileCheck %s --check-prefix=PREPTILE
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-value-tile=48" 2>&1 | FileCheck %s --check-prefix=PREPTILEBAD
@@ -60,6 +62,11 @@
 // PREP: rec.chunk.gram {{.*}} mask(lower)
 // PREP: rec.chunk.gram {{.*}} mask(strict)
 // PREP: rec.chunk.matmul {{.*}}rec.to_scan = "all", rec.to_workspace
+// DPLR's prep has seven roots, one more than are tried in every order:
+// every choice and order of the first three (the rest as they stand) finds
+// 74 368 bytes, three prep blocks an SM, where the other orders need
+// 82 688, two.
+// SEVENROOTS: rec.chunked chunk_size(32) {{.*}}prep_shared_bytes = 74368 : i64
 // DPLR reads the state before the decay: its exclusive cumsum is the
 // inclusive one's rows a row later (no place of its own, a zero row before
 // the inclusive).
@@ -75,12 +82,25 @@
 // STAGEROWS: rec.chunk.rows value {{{.*}}rec.stage_half_offset = 29184 : i64, rec.stage_half_stride = 40 : i64
 // STAGEROWS: rec.chunk.matmul {{.*}}rec.stage_half_offset = 31744 : i64, rec.stage_offset = 15488 : i64, rec.to_scan = "all"
 // STAGEROWS-SAME: -> !rec.tile<chunk, value>
-// INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 213504
+// At chunk 64 and value tile 64 the scan cannot stage what crosses (no
+// buffer fits beside its tiles), so the body keeps the chunk algorithm's
+// order, which the scan's plan needs; the prep kernel keeps its own
+// (rec.prep_order), whose plan needs 115 200 bytes, two blocks an SM, where
+// the chunk algorithm's order needed 213 504. A decay of rows still takes
+// their place.
+// INPLACE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 115200
+// INPLACE-NOT: rec.stage
 // INPLACE: %[[READ:[0-9]+]] = rec.chunk.rows read_along {{{.*}}rec.prep_smem_offset = [[AT:[0-9]+]] : i64}
 // INPLACE: rec.chunk.decay_rows %[[READ]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = [[AT]] : i64}
-// INPLACE: %[[Q:[0-9]+]] = rec.chunk.rows query {{{.*}}rec.prep_smem_offset = 28800 : i64}
-// INPLACE: rec.chunk.decay_rows %[[Q]], %{{[0-9]+}} {{{.*}}rec.prep_smem_offset = 45184 : i64
+// The query rows' chain runs first in the prep kernel, not in the body.
+// INPLACE: %[[Q:[0-9]+]] = rec.chunk.rows query {rec.phase = "prep", rec.prep_order = 0 : i64
 // INPLACE: rec.chunk.gram %[[Q]]
+// At value tile 32 the kernel for 16-bit outputs has room for two staging
+// buffers (their 16-bit layout) and the float32 kernel for one: the scan
+// stages (stage_buffers = 1: the float32 kernel's count), so the body
+// takes the prep's order and no op records one.
+// ONESTAGE: rec.chunked chunk_size(64) {{.*}}prep_shared_bytes = 115200 : i64{{.*}}shared_bytes = 201216 : i64, stage_buffers = 1 : i64, stage_floats = 34944 : i64
+// ONESTAGE-NOT: rec.prep_order
 
 // The block's work and its shared memory: the state slice (64 rows of the
 // 32-column value tile, 40 floats apart so that tensor-core fragment loads

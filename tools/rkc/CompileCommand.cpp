@@ -271,9 +271,11 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     candidates = {request.chunkSize};
   chosen = 0;
   // The automatic chunk: the largest whose tiles fit and, for the split
-  // kernels, whose scan stages its workspace (the next chunk's arrives by
-  // cp.async while this one runs: 1.25x for KDA at the same chunk, NOTES
-  // v2); where none stages, the largest that fits.
+  // kernels, whose scan stages its workspace in two buffers in both kernels
+  // (the next chunk's arrives by cp.async while this one runs: 1.25x for
+  // KDA at the same chunk, NOTES v2; chunk 64, whose float32 kernel stages
+  // a chunk at a time, is asked for, not chosen, until measured); where
+  // none stages, the largest that fits.
   std::optional<std::pair<int64_t, CudaKernels>> unstaged;
   for (int64_t candidate : candidates) {
     rec::LoweringOptions lowering;
@@ -304,7 +306,8 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
       error = "@" + name + ": " + error;
       return false;
     }
-    if (!request.chunkSize && lowering.splitScan && !kernels.stagesWorkspace) {
+    if (!request.chunkSize && lowering.splitScan &&
+        !kernels.stagesInTwoBuffers) {
       if (!unstaged)
         unstaged = {candidate, kernels};
       continue;

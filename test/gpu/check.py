@@ -80,6 +80,7 @@ def reference(rkc, spec, shape, dtype, seed, folder, tag):
 
 def rel(x, ref):
     x = x.double().cpu()
+    ref = ref.double().cpu()
     if not torch.isfinite(x).all():
         return float("inf")
     return ((x - ref).norm() / ref.norm().clamp_min(1e-300)).item()

@@ -274,11 +274,11 @@ private:
   }
 
   /// Emits the code computing expr `index` (and what it needs) into `os`.
-  /// `consecutive`: a lane loads consecutive elements of an input row
-  /// (loadRowConsecutive, the decode kernel's), else every 32nd (loadRow).
+  /// `consecutive`: a lane holds consecutive elements of an input row (the
+  /// decode kernel's, loaded by emitRawLoads), else every 32nd (loadRow).
   /// `rawAt` (when given): the inputs were loaded already, as they are
   /// stored (rowRawInputs), at these offsets of `raw`; they are widened
-  /// from there instead of loaded.
+  /// from there instead of loaded (widenPacked where `consecutive`).
   void emitExpr(const SpecPlan &p, int index, std::set<int> &done,
                 llvm::raw_ostream &os, bool consecutive,
                 const std::map<int, int> *rawAt = nullptr) {
@@ -316,7 +316,11 @@ private:
       os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n";
       if (rawAt) {
         int at = rawAt->at(index);
-        if (w)
+        if (w && consecutive)
+          os << "  float " << v << "[" << w << "];\n  for (int i = 0; i < " << w
+             << "; ++i)\n    " << v << "[i] = widenPacked(p.a." << in.name
+             << ".dtype, raw + " << at << ", i);\n";
+        else if (w)
           os << "  float " << v << "[" << w << "];\n  for (int i = 0; i < " << w
              << "; ++i)\n    " << v << "[i] = widen(p.a." << in.name
              << ".dtype, raw[" << at << " + i]);\n";
@@ -325,13 +329,13 @@ private:
              << ".dtype, raw[" << at << "]);\n";
         return;
       }
+      // The decode kernel's rows (consecutive) always load as stored first.
+      assert(!consecutive && "consecutive rows are loaded by emitRawLoads");
       std::string base = "row_" + in.name;
       os << inputRowOffset(in);
       int last = (in.rate == Rate::head ? 1 : 3);
       if (w)
-        os << "  float " << v << "[" << w << "];\n  "
-           << (consecutive ? "loadRowConsecutive<" : "loadRow<") << w
-           << ">(p.a."
+        os << "  float " << v << "[" << w << "];\n  loadRow<" << w << ">(p.a."
            << in.name << ", " << base << ", p.a." << in.name << ".stride["
            << last << "], lane, " << v << ");\n";
       else
@@ -431,7 +435,12 @@ private:
   /// `..._values` computes a lane's values of it (DK / 32 of the key axis,
   /// DV / 32 of the value axis, or the one float), loads only. The kernels
   /// call it for all of a warp's rows before storing any, so that the rows'
-  /// loads are in flight together. `consecutive` as emitExpr's.
+  /// loads are in flight together. `consecutive` as emitExpr's; with it
+  /// (the decode kernel's rows), every input of the row is loaded as stored
+  /// (loadRowRawConsecutive) before any is widened: a role that reads two
+  /// inputs (a decayed read, a product of inputs) waited for the first
+  /// one's round trip to memory before it issued the second's, and the
+  /// barrier after the rows waits for the slowest role.
   void emitRowFunction(const SpecPlan &p, const std::string &prefix,
                        int slot, RowRole role, Axis axis, bool consecutive,
                        llvm::raw_ostream &os) {
@@ -445,7 +454,41 @@ private:
        << "  const int lane = threadIdx.x % 32;\n"
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
        << "  (void)j; (void)lane;\n";
-    emitRowValues(p, sub, role, axis, consecutive, nullptr, os);
+    if (!consecutive)
+      return emitRowValues(p, sub, role, axis, consecutive, nullptr, os);
+    std::map<int, int> rawAt;
+    if (int size = rowRawInputs(p, sub, role, axis, rawAt)) {
+      os << "  unsigned raw[" << size << "]; // the inputs as stored\n";
+      emitRawLoads(p, rawAt, /*consecutive=*/true, os);
+    }
+    emitRowValues(p, sub, role, axis, consecutive, &rawAt, os);
+  }
+
+  /// The loads of a row function's inputs as they are stored, into `raw`
+  /// at rawAt's offsets, in the buffer's order (see rowRawInputs):
+  /// loadRowRawConsecutive (a lane's consecutive elements, as loaded) or
+  /// loadRowRaw (every 32nd) for a row, loadRaw for one element.
+  void emitRawLoads(const SpecPlan &p, const std::map<int, int> &rawAt,
+                    bool consecutive, llvm::raw_ostream &os) {
+    std::vector<std::pair<int, int>> inputs; // (offset, expr)
+    for (auto [index, at] : rawAt)
+      inputs.push_back({at, index});
+    llvm::sort(inputs);
+    for (auto [at, index] : inputs) {
+      const SpecPlan::Expr &e = p.exprs[index];
+      const SpecPlan::Input &in = p.inputs[e.input];
+      os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n"
+         << inputRowOffset(in);
+      int last = (in.rate == Rate::head ? 1 : 3);
+      if (int w = width(e))
+        os << "  " << (consecutive ? "loadRowRawConsecutive<" : "loadRowRaw<")
+           << w << ">(p.a." << in.name << ", row_" << in.name << ", p.a."
+           << in.name << ".stride[" << last << "], lane, raw + " << at
+           << ");\n";
+      else
+        os << "  raw[" << at << "] = loadRaw(p.a." << in.name << ", row_"
+           << in.name << ");\n";
+    }
   }
 
   /// The body of a row function after its preamble: the role's expression
@@ -521,11 +564,6 @@ private:
         "prefill_s" + std::to_string(slot) + "_" + roleName(role);
     std::map<int, int> rawAt;
     int size = rowRawInputs(p, sub, role, axis, rawAt);
-    // The loads in the buffer's order.
-    std::vector<std::pair<int, int>> inputs; // (offset, expr)
-    for (auto [index, at] : rawAt)
-      inputs.push_back({at, index});
-    llvm::sort(inputs);
     os << "// Sub-step " << slot << ", " << roleName(role)
        << ": its inputs as stored (" << size << " a lane).\n"
        << "__device__ __forceinline__ void " << name
@@ -534,20 +572,7 @@ private:
        << "  const int lane = threadIdx.x % 32;\n"
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
        << "  (void)j; (void)lane;\n";
-    for (auto [at, index] : inputs) {
-      const SpecPlan::Expr &e = p.exprs[index];
-      const SpecPlan::Input &in = p.inputs[e.input];
-      os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n"
-         << inputRowOffset(in);
-      int last = (in.rate == Rate::head ? 1 : 3);
-      if (int w = width(e))
-        os << "  loadRowRaw<" << w << ">(p.a." << in.name << ", row_" << in.name
-           << ", p.a." << in.name << ".stride[" << last << "], lane, raw + "
-           << at << ");\n";
-      else
-        os << "  raw[" << at << "] = loadRaw(p.a." << in.name << ", row_"
-           << in.name << ");\n";
-    }
+    emitRawLoads(p, rawAt, /*consecutive=*/false, os);
     os << "}\n\n"
        << "// Sub-step " << slot << ", " << roleName(role)
        << ": its values from " << name << "_raw's.\n"
@@ -559,7 +584,7 @@ private:
   /// Stores a lane's values of a row (rowValueCount of them, `values`) to
   /// `dst`; `live` (when not empty) is a condition under which they are
   /// stored, zeros otherwise. `consecutive`: the lane holds consecutive
-  /// elements (loadRowConsecutive), else every 32nd (loadRow).
+  /// elements (loadRowRawConsecutive), else every 32nd (loadRow).
   std::string rowStore(Axis axis, const std::string &values,
                        const std::string &live, const std::string &indent,
                        bool consecutive = false) const {
@@ -2441,40 +2466,56 @@ __device__ __forceinline__ void loadVector(const T *x, T (&out)[N]) {
     out[i] = u.e[i];
 }
 
-/// A lane's N consecutive values of the row at x (elements `stride` apart):
-/// one vector load where the stride is 1 and the row aligned.
+/// A lane's N consecutive elements of the row at x (elements `stride`
+/// apart), one vector load where the stride is 1 and the row aligned, kept
+/// as loaded (16-bit elements two a word, the first in the low half):
+/// nothing here waits for the loads, so a role's loads of several inputs
+/// are in flight together. Only the strided path packs, waiting for its
+/// loads.
 template <int N, typename T>
-__device__ __forceinline__ void loadRowOf(const T *x, int64_t stride, int lane, float *out) {
+__device__ __forceinline__ void loadPackedOf(const T *x, int64_t stride, int lane, unsigned *out) {
+  constexpr int Words = (N * (int)sizeof(T) + 3) / 4;
   x += (int64_t)lane * N * stride;
-  T e[N];
+  union { T e[Words * 4 / sizeof(T)]; unsigned w[Words]; } u;
+  if constexpr (N * sizeof(T) % 4 != 0)
+    u.w[Words - 1] = 0; // the half past a row's last 16-bit element
   bool loaded = false;
   if constexpr (kVectorRow<N, T>) {
     constexpr int Size = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
     if (stride == 1 && !(reinterpret_cast<uintptr_t>(x) & (Size - 1))) {
-      loadVector<N>(x, e);
+      loadVector<N>(x, reinterpret_cast<T (&)[N]>(u.e));
       loaded = true;
     }
   }
   if (!loaded)
 #pragma unroll
     for (int i = 0; i < N; ++i)
-      e[i] = x[i * stride];
+      u.e[i] = x[i * stride];
 #pragma unroll
-  for (int i = 0; i < N; ++i)
-    out[i] = rkc::tile::toFloat(e[i]);
+  for (int k = 0; k < Words; ++k)
+    out[k] = u.w[k];
 }
 
-/// loadRow's values for the consecutive lanes (see loadVector).
+/// loadRowRaw's elements for the consecutive lanes (see loadPackedOf), for
+/// widenPacked to convert later.
 template <int N>
-[[maybe_unused]] __device__ __forceinline__ void loadRowConsecutive(const rkc_tensor &t, int64_t base,
-                                                   int64_t stride, int lane, float *out) {
-  switch (t.dtype) {
+[[maybe_unused]] __device__ __forceinline__ void loadRowRawConsecutive(const rkc_tensor &t, int64_t base,
+                                                      int64_t stride, int lane, unsigned *out) {
+  if (t.dtype == RKC_F32)
+    loadPackedOf<N>(static_cast<const unsigned *>(t.data) + base, stride, lane, out);
+  else
+    loadPackedOf<N>(static_cast<const unsigned short *>(t.data) + base, stride, lane, out);
+}
+
+/// Element i of a row loadRowRawConsecutive read, as a float.
+[[maybe_unused]] __device__ __forceinline__ float widenPacked(int dtype, const unsigned *raw, int i) {
+  switch (dtype) {
   case RKC_BF16:
-    return loadRowOf<N>(static_cast<const __nv_bfloat16 *>(t.data) + base, stride, lane, out);
+    return __uint_as_float(i % 2 ? raw[i / 2] & 0xffff0000u : raw[i / 2] << 16);
   case RKC_F16:
-    return loadRowOf<N>(static_cast<const __half *>(t.data) + base, stride, lane, out);
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(raw[i / 2] >> (16 * (i % 2)))));
   default:
-    return loadRowOf<N>(static_cast<const float *>(t.data) + base, stride, lane, out);
+    return __uint_as_float(raw[i]);
   }
 }
 

@@ -2438,12 +2438,24 @@ template <int N>
 /// keeps loadRow's: the same there measured slower (KDA's prefill 0.95×,
 /// its code 6% larger; why is not known).
 ///
-/// The 2- to 16-byte pieces such a vector is loaded in.
-template <int Bytes> struct Piece;
-template <> struct Piece<2> { using type = unsigned short; };
-template <> struct Piece<4> { using type = unsigned; };
-template <> struct Piece<8> { using type = uint2; };
-template <> struct Piece<16> { using type = uint4; };
+/// The 2- to 16-byte piece of a row at x, loaded into 32-bit words as it is
+/// (a 2-byte piece zero-extended): no instruction splits or joins what it
+/// loaded, so nothing waits for it here.
+template <int Size> __device__ __forceinline__ void loadWords(const void *x, unsigned *w);
+template <> [[maybe_unused]] __device__ __forceinline__ void loadWords<2>(const void *x, unsigned *w) {
+  w[0] = *static_cast<const unsigned short *>(x);
+}
+template <> [[maybe_unused]] __device__ __forceinline__ void loadWords<4>(const void *x, unsigned *w) {
+  w[0] = *static_cast<const unsigned *>(x);
+}
+template <> [[maybe_unused]] __device__ __forceinline__ void loadWords<8>(const void *x, unsigned *w) {
+  const uint2 p = *static_cast<const uint2 *>(x);
+  w[0] = p.x, w[1] = p.y;
+}
+template <> [[maybe_unused]] __device__ __forceinline__ void loadWords<16>(const void *x, unsigned *w) {
+  const uint4 p = *static_cast<const uint4 *>(x);
+  w[0] = p.x, w[1] = p.y, w[2] = p.z, w[3] = p.w;
+}
 
 /// Whether N elements of type T load as whole pieces: 2 to 16 bytes, a power
 /// of two, or a multiple of 16 bytes.
@@ -2451,49 +2463,36 @@ template <int N, typename T>
 constexpr bool kVectorRow = N * sizeof(T) <= 16 ? !(N * sizeof(T) & (N * sizeof(T) - 1))
                                                  : N * sizeof(T) % 16 == 0;
 
-/// N consecutive elements of type T at x, where x is aligned to their size
-/// (or to 16 bytes, beyond it), in pieces of that size.
-template <int N, typename T>
-__device__ __forceinline__ void loadVector(const T *x, T (&out)[N]) {
-  constexpr int Bytes = N * (int)sizeof(T), Size = Bytes < 16 ? Bytes : 16;
-  using P = typename Piece<Size>::type;
-  union { P p[Bytes / Size]; T e[N]; } u;
-#pragma unroll
-  for (int k = 0; k < Bytes / Size; ++k)
-    u.p[k] = reinterpret_cast<const P *>(x)[k];
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-    out[i] = u.e[i];
-}
-
 /// A lane's N consecutive elements of the row at x (elements `stride`
-/// apart), one vector load where the stride is 1 and the row aligned, kept
-/// as loaded (16-bit elements two a word, the first in the low half):
-/// nothing here waits for the loads, so a role's loads of several inputs
-/// are in flight together. Only the strided path packs, waiting for its
-/// loads.
+/// apart) as they are stored, in 32-bit words (16-bit elements two a word,
+/// the first in the low half; a last odd one zero-extended): pieces of up
+/// to 16 bytes where the stride is 1 and the row aligned to them, so that
+/// nothing here waits for the loads and a role's loads of several inputs
+/// are in flight together; else element by element, packing them, which
+/// waits (strided rows, or rows off their alignment).
 template <int N, typename T>
 __device__ __forceinline__ void loadPackedOf(const T *x, int64_t stride, int lane, unsigned *out) {
-  constexpr int Words = (N * (int)sizeof(T) + 3) / 4;
+  constexpr int Bytes = N * (int)sizeof(T), Words = (Bytes + 3) / 4;
   x += (int64_t)lane * N * stride;
-  union { T e[Words * 4 / sizeof(T)]; unsigned w[Words]; } u;
-  if constexpr (N * sizeof(T) % 4 != 0)
-    u.w[Words - 1] = 0; // the half past a row's last 16-bit element
-  bool loaded = false;
   if constexpr (kVectorRow<N, T>) {
-    constexpr int Size = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+    constexpr int Size = Bytes < 16 ? Bytes : 16;
     if (stride == 1 && !(reinterpret_cast<uintptr_t>(x) & (Size - 1))) {
-      loadVector<N>(x, reinterpret_cast<T (&)[N]>(u.e));
-      loaded = true;
+#pragma unroll
+      for (int k = 0; k < Bytes / Size; ++k)
+        loadWords<Size>(reinterpret_cast<const char *>(x) + k * Size, out + k * Size / 4);
+      return;
     }
   }
-  if (!loaded)
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      u.e[i] = x[i * stride];
 #pragma unroll
   for (int k = 0; k < Words; ++k)
-    out[k] = u.w[k];
+    out[k] = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    if constexpr (sizeof(T) == 4)
+      out[i] = x[i * stride];
+    else
+      out[i / 2] |= static_cast<unsigned>(x[i * stride]) << (16 * (i % 2));
+  }
 }
 
 /// loadRowRaw's elements for the consecutive lanes (see loadPackedOf), for

@@ -278,11 +278,11 @@ private:
   }
 
   /// Emits the code computing expr `index` (and what it needs) into `os`.
-  /// `consecutive`: a lane loads consecutive elements of an input row
-  /// (loadRowConsecutive, the decode kernel's), else every 32nd (loadRow).
+  /// `consecutive`: a lane holds consecutive elements of an input row (the
+  /// decode kernel's, loaded by emitRawLoads), else every 32nd (loadRow).
   /// `rawAt` (when given): the inputs were loaded already, as they are
   /// stored (rowRawInputs), at these offsets of `raw`; they are widened
-  /// from there instead of loaded.
+  /// from there instead of loaded (widenPacked where `consecutive`).
   void emitExpr(const SpecPlan &p, int index, std::set<int> &done,
                 llvm::raw_ostream &os, bool consecutive,
                 const std::map<int, int> *rawAt = nullptr) {
@@ -320,7 +320,11 @@ private:
       os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n";
       if (rawAt) {
         int at = rawAt->at(index);
-        if (w)
+        if (w && consecutive)
+          os << "  float " << v << "[" << w << "];\n  for (int i = 0; i < " << w
+             << "; ++i)\n    " << v << "[i] = widenPacked(p.a." << in.name
+             << ".dtype, raw + " << at << ", i);\n";
+        else if (w)
           os << "  float " << v << "[" << w << "];\n  for (int i = 0; i < " << w
              << "; ++i)\n    " << v << "[i] = widen(p.a." << in.name
              << ".dtype, raw[" << at << " + i]);\n";
@@ -329,13 +333,13 @@ private:
              << ".dtype, raw[" << at << "]);\n";
         return;
       }
+      // The decode kernel's rows (consecutive) always load as stored first.
+      assert(!consecutive && "consecutive rows are loaded by emitRawLoads");
       std::string base = "row_" + in.name;
       os << inputRowOffset(in);
       int last = (in.rate == Rate::head ? 1 : 3);
       if (w)
-        os << "  float " << v << "[" << w << "];\n  "
-           << (consecutive ? "loadRowConsecutive<" : "loadRow<") << w
-           << ">(p.a."
+        os << "  float " << v << "[" << w << "];\n  loadRow<" << w << ">(p.a."
            << in.name << ", " << base << ", p.a." << in.name << ".stride["
            << last << "], lane, " << v << ");\n";
       else
@@ -435,7 +439,12 @@ private:
   /// `..._values` computes a lane's values of it (DK / 32 of the key axis,
   /// DV / 32 of the value axis, or the one float), loads only. The kernels
   /// call it for all of a warp's rows before storing any, so that the rows'
-  /// loads are in flight together. `consecutive` as emitExpr's.
+  /// loads are in flight together. `consecutive` as emitExpr's; with it
+  /// (the decode kernel's rows), every input of the row is loaded as stored
+  /// (loadRowRawConsecutive) before any is widened: a role that reads two
+  /// inputs (a decayed read, a product of inputs) waited for the first
+  /// one's round trip to memory before it issued the second's, and the
+  /// barrier after the rows waits for the slowest role.
   void emitRowFunction(const SpecPlan &p, const std::string &prefix,
                        int slot, RowRole role, Axis axis, bool consecutive,
                        llvm::raw_ostream &os) {
@@ -449,7 +458,41 @@ private:
        << "  const int lane = threadIdx.x % 32;\n"
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
        << "  (void)j; (void)lane;\n";
-    emitRowValues(p, sub, role, axis, consecutive, nullptr, os);
+    if (!consecutive)
+      return emitRowValues(p, sub, role, axis, consecutive, nullptr, os);
+    std::map<int, int> rawAt;
+    if (int size = rowRawInputs(p, sub, role, axis, rawAt)) {
+      os << "  unsigned raw[" << size << "]; // the inputs as stored\n";
+      emitRawLoads(p, rawAt, /*consecutive=*/true, os);
+    }
+    emitRowValues(p, sub, role, axis, consecutive, &rawAt, os);
+  }
+
+  /// The loads of a row function's inputs as they are stored, into `raw`
+  /// at rawAt's offsets, in the buffer's order (see rowRawInputs):
+  /// loadRowRawConsecutive (a lane's consecutive elements, as loaded) or
+  /// loadRowRaw (every 32nd) for a row, loadRaw for one element.
+  void emitRawLoads(const SpecPlan &p, const std::map<int, int> &rawAt,
+                    bool consecutive, llvm::raw_ostream &os) {
+    std::vector<std::pair<int, int>> inputs; // (offset, expr)
+    for (auto [index, at] : rawAt)
+      inputs.push_back({at, index});
+    llvm::sort(inputs);
+    for (auto [at, index] : inputs) {
+      const SpecPlan::Expr &e = p.exprs[index];
+      const SpecPlan::Input &in = p.inputs[e.input];
+      os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n"
+         << inputRowOffset(in);
+      int last = (in.rate == Rate::head ? 1 : 3);
+      if (int w = width(e))
+        os << "  " << (consecutive ? "loadRowRawConsecutive<" : "loadRowRaw<")
+           << w << ">(p.a." << in.name << ", row_" << in.name << ", p.a."
+           << in.name << ".stride[" << last << "], lane, raw + " << at
+           << ");\n";
+      else
+        os << "  raw[" << at << "] = loadRaw(p.a." << in.name << ", row_"
+           << in.name << ");\n";
+    }
   }
 
   /// The body of a row function after its preamble: the role's expression
@@ -525,11 +568,6 @@ private:
         "prefill_s" + std::to_string(slot) + "_" + roleName(role);
     std::map<int, int> rawAt;
     int size = rowRawInputs(p, sub, role, axis, rawAt);
-    // The loads in the buffer's order.
-    std::vector<std::pair<int, int>> inputs; // (offset, expr)
-    for (auto [index, at] : rawAt)
-      inputs.push_back({at, index});
-    llvm::sort(inputs);
     os << "// Sub-step " << slot << ", " << roleName(role)
        << ": its inputs as stored (" << size << " a lane).\n"
        << "__device__ __forceinline__ void " << name
@@ -538,20 +576,7 @@ private:
        << "  const int lane = threadIdx.x % 32;\n"
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
        << "  (void)j; (void)lane;\n";
-    for (auto [at, index] : inputs) {
-      const SpecPlan::Expr &e = p.exprs[index];
-      const SpecPlan::Input &in = p.inputs[e.input];
-      os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n"
-         << inputRowOffset(in);
-      int last = (in.rate == Rate::head ? 1 : 3);
-      if (int w = width(e))
-        os << "  loadRowRaw<" << w << ">(p.a." << in.name << ", row_" << in.name
-           << ", p.a." << in.name << ".stride[" << last << "], lane, raw + "
-           << at << ");\n";
-      else
-        os << "  raw[" << at << "] = loadRaw(p.a." << in.name << ", row_"
-           << in.name << ");\n";
-    }
+    emitRawLoads(p, rawAt, /*consecutive=*/false, os);
     os << "}\n\n"
        << "// Sub-step " << slot << ", " << roleName(role)
        << ": its values from " << name << "_raw's.\n"
@@ -563,7 +588,7 @@ private:
   /// Stores a lane's values of a row (rowValueCount of them, `values`) to
   /// `dst`; `live` (when not empty) is a condition under which they are
   /// stored, zeros otherwise. `consecutive`: the lane holds consecutive
-  /// elements (loadRowConsecutive), else every 32nd (loadRow).
+  /// elements (loadRowRawConsecutive), else every 32nd (loadRow).
   std::string rowStore(Axis axis, const std::string &values,
                        const std::string &live, const std::string &indent,
                        bool consecutive = false) const {
@@ -2471,12 +2496,24 @@ template <int N>
 /// keeps loadRow's: the same there measured slower (KDA's prefill 0.95×,
 /// its code 6% larger; why is not known).
 ///
-/// The 2- to 16-byte pieces such a vector is loaded in.
-template <int Bytes> struct Piece;
-template <> struct Piece<2> { using type = unsigned short; };
-template <> struct Piece<4> { using type = unsigned; };
-template <> struct Piece<8> { using type = uint2; };
-template <> struct Piece<16> { using type = uint4; };
+/// The 2- to 16-byte piece of a row at x, loaded into 32-bit words as it is
+/// (a 2-byte piece zero-extended): no instruction splits or joins what it
+/// loaded, so nothing waits for it here.
+template <int Size> __device__ __forceinline__ void loadWords(const void *x, unsigned *w);
+template <> [[maybe_unused]] __device__ __forceinline__ void loadWords<2>(const void *x, unsigned *w) {
+  w[0] = *static_cast<const unsigned short *>(x);
+}
+template <> [[maybe_unused]] __device__ __forceinline__ void loadWords<4>(const void *x, unsigned *w) {
+  w[0] = *static_cast<const unsigned *>(x);
+}
+template <> [[maybe_unused]] __device__ __forceinline__ void loadWords<8>(const void *x, unsigned *w) {
+  const uint2 p = *static_cast<const uint2 *>(x);
+  w[0] = p.x, w[1] = p.y;
+}
+template <> [[maybe_unused]] __device__ __forceinline__ void loadWords<16>(const void *x, unsigned *w) {
+  const uint4 p = *static_cast<const uint4 *>(x);
+  w[0] = p.x, w[1] = p.y, w[2] = p.z, w[3] = p.w;
+}
 
 /// Whether N elements of type T load as whole pieces: 2 to 16 bytes, a power
 /// of two, or a multiple of 16 bytes.
@@ -2484,55 +2521,58 @@ template <int N, typename T>
 constexpr bool kVectorRow = N * sizeof(T) <= 16 ? !(N * sizeof(T) & (N * sizeof(T) - 1))
                                                  : N * sizeof(T) % 16 == 0;
 
-/// N consecutive elements of type T at x, where x is aligned to their size
-/// (or to 16 bytes, beyond it), in pieces of that size.
+/// A lane's N consecutive elements of the row at x (elements `stride`
+/// apart) as they are stored, in 32-bit words (16-bit elements two a word,
+/// the first in the low half; a last odd one zero-extended): pieces of up
+/// to 16 bytes where the stride is 1 and the row aligned to them, so that
+/// nothing here waits for the loads and a role's loads of several inputs
+/// are in flight together; else element by element, packing them, which
+/// waits (strided rows, or rows off their alignment).
 template <int N, typename T>
-__device__ __forceinline__ void loadVector(const T *x, T (&out)[N]) {
-  constexpr int Bytes = N * (int)sizeof(T), Size = Bytes < 16 ? Bytes : 16;
-  using P = typename Piece<Size>::type;
-  union { P p[Bytes / Size]; T e[N]; } u;
-#pragma unroll
-  for (int k = 0; k < Bytes / Size; ++k)
-    u.p[k] = reinterpret_cast<const P *>(x)[k];
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-    out[i] = u.e[i];
-}
-
-/// A lane's N consecutive values of the row at x (elements `stride` apart):
-/// one vector load where the stride is 1 and the row aligned.
-template <int N, typename T>
-__device__ __forceinline__ void loadRowOf(const T *x, int64_t stride, int lane, float *out) {
+__device__ __forceinline__ void loadPackedOf(const T *x, int64_t stride, int lane, unsigned *out) {
+  constexpr int Bytes = N * (int)sizeof(T), Words = (Bytes + 3) / 4;
   x += (int64_t)lane * N * stride;
-  T e[N];
-  bool loaded = false;
   if constexpr (kVectorRow<N, T>) {
-    constexpr int Size = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+    constexpr int Size = Bytes < 16 ? Bytes : 16;
     if (stride == 1 && !(reinterpret_cast<uintptr_t>(x) & (Size - 1))) {
-      loadVector<N>(x, e);
-      loaded = true;
+#pragma unroll
+      for (int k = 0; k < Bytes / Size; ++k)
+        loadWords<Size>(reinterpret_cast<const char *>(x) + k * Size, out + k * Size / 4);
+      return;
     }
   }
-  if (!loaded)
 #pragma unroll
-    for (int i = 0; i < N; ++i)
-      e[i] = x[i * stride];
+  for (int k = 0; k < Words; ++k)
+    out[k] = 0;
 #pragma unroll
-  for (int i = 0; i < N; ++i)
-    out[i] = rkc::tile::toFloat(e[i]);
+  for (int i = 0; i < N; ++i) {
+    if constexpr (sizeof(T) == 4)
+      out[i] = x[i * stride];
+    else
+      out[i / 2] |= static_cast<unsigned>(x[i * stride]) << (16 * (i % 2));
+  }
 }
 
-/// loadRow's values for the consecutive lanes (see loadVector).
+/// loadRowRaw's elements for the consecutive lanes (see loadPackedOf), for
+/// widenPacked to convert later.
 template <int N>
-[[maybe_unused]] __device__ __forceinline__ void loadRowConsecutive(const rkc_tensor &t, int64_t base,
-                                                   int64_t stride, int lane, float *out) {
-  switch (t.dtype) {
+[[maybe_unused]] __device__ __forceinline__ void loadRowRawConsecutive(const rkc_tensor &t, int64_t base,
+                                                      int64_t stride, int lane, unsigned *out) {
+  if (t.dtype == RKC_F32)
+    loadPackedOf<N>(static_cast<const unsigned *>(t.data) + base, stride, lane, out);
+  else
+    loadPackedOf<N>(static_cast<const unsigned short *>(t.data) + base, stride, lane, out);
+}
+
+/// Element i of a row loadRowRawConsecutive read, as a float.
+[[maybe_unused]] __device__ __forceinline__ float widenPacked(int dtype, const unsigned *raw, int i) {
+  switch (dtype) {
   case RKC_BF16:
-    return loadRowOf<N>(static_cast<const __nv_bfloat16 *>(t.data) + base, stride, lane, out);
+    return __uint_as_float(i % 2 ? raw[i / 2] & 0xffff0000u : raw[i / 2] << 16);
   case RKC_F16:
-    return loadRowOf<N>(static_cast<const __half *>(t.data) + base, stride, lane, out);
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(raw[i / 2] >> (16 * (i % 2)))));
   default:
-    return loadRowOf<N>(static_cast<const float *>(t.data) + base, stride, lane, out);
+    return __uint_as_float(raw[i]);
   }
 }
 

@@ -45,10 +45,18 @@
 // EDA-NEXT: for (int i = 0; i < 2; ++i)
 // EDA-NEXT: e[[V]][i] = widen(p.a.v.dtype, raw[0 + i]);
 // The decode kernel's rows deal a lane consecutive elements, which it loads
-// as one vector where the row's layout allows (loadRowConsecutive), and
-// stores likewise (storeRow).
-// EDA: __device__ __forceinline__ void decode_s0_erase_along_values(
-// EDA: loadRowConsecutive<2>(p.a.e, row_e, p.a.e.stride[3], lane, e{{[0-9]+}});
+// as one vector where the row's layout allows, and stores likewise
+// (storeRow). A role loads all its inputs as stored (loadRowRawConsecutive)
+// before it widens any (widenPacked), so that no load waits for another's.
+// EDA: __device__ __forceinline__ void decode_s0_read_values(
+// EDA: unsigned raw[4]; // the inputs as stored
+// EDA: loadRowRawConsecutive<2>(p.a.e, row_e, p.a.e.stride[3], lane, raw + 0);
+// EDA: loadRowRawConsecutive<2>(p.a.g, row_g, p.a.g.stride[3], lane, raw + 2);
+// EDA-NOT: loadRow
+// EDA: e{{[0-9]+}}[i] = widenPacked(p.a.e.dtype, raw + 0, i);
+// EDA: e{{[0-9]+}}[i] = widenPacked(p.a.g.dtype, raw + 2, i);
+// EDA-NEXT: for (int i = 0; i < 2; ++i)
+// EDA-NEXT: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
 // EDA: template <bool TensorCores>
 // EDA-NEXT: __device__ __forceinline__ void prefill(const Params &p) {
 // EDA: for (int64_t t0 = tBegin; t0 < tEnd; t0 += C) {

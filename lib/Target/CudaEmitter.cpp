@@ -279,7 +279,8 @@ private:
 
   /// Emits the code computing expr `index` (and what it needs) into `os`.
   /// `consecutive`: a lane holds consecutive elements of an input row (the
-  /// decode kernel's, loaded by emitRawLoads), else every 32nd (loadRow).
+  /// decode kernel's: loadRowRawConsecutive, then widenPacked), else every
+  /// 32nd (loadRow).
   /// `rawAt` (when given): the inputs were loaded already, as they are
   /// stored (rowRawInputs), at these offsets of `raw`; they are widened
   /// from there instead of loaded (widenPacked where `consecutive`).
@@ -333,15 +334,16 @@ private:
              << ".dtype, raw[" << at << "]);\n";
         return;
       }
-      // The decode kernel's rows (consecutive) always load as stored first.
-      assert(!consecutive && "consecutive rows are loaded by emitRawLoads");
       std::string base = "row_" + in.name;
       os << inputRowOffset(in);
       int last = (in.rate == Rate::head ? 1 : 3);
       if (w)
-        os << "  float " << v << "[" << w << "];\n  loadRow<" << w << ">(p.a."
-           << in.name << ", " << base << ", p.a." << in.name << ".stride["
-           << last << "], lane, " << v << ");\n";
+        // loadRowConsecutive: a decode role that widens each input as it
+        // loads it (see emitRowFunction).
+        os << "  float " << v << "[" << w << "];\n  "
+           << (consecutive ? "loadRowConsecutive<" : "loadRow<") << w
+           << ">(p.a." << in.name << ", " << base << ", p.a." << in.name
+           << ".stride[" << last << "], lane, " << v << ");\n";
       else
         os << "  const float " << v << " = load(p.a." << in.name << ", "
            << base << ");\n";
@@ -439,15 +441,16 @@ private:
   /// `..._values` computes a lane's values of it (DK / 32 of the key axis,
   /// DV / 32 of the value axis, or the one float), loads only. The kernels
   /// call it for all of a warp's rows before storing any, so that the rows'
-  /// loads are in flight together. `consecutive` as emitExpr's; with it
-  /// (the decode kernel's rows), every input of the row is loaded as stored
-  /// (loadRowRawConsecutive) before any is widened: a role that reads two
-  /// inputs (a decayed read, a product of inputs) waited for the first
-  /// one's round trip to memory before it issued the second's, and the
-  /// barrier after the rows waits for the slowest role.
-  void emitRowFunction(const SpecPlan &p, const std::string &prefix,
-                       int slot, RowRole role, Axis axis, bool consecutive,
-                       llvm::raw_ostream &os) {
+  /// loads are in flight together. `consecutive` as emitExpr's. With
+  /// `loadsFirst` (the decode kernel's rows, see decodeLoadsFirst), every
+  /// input of the row is loaded as stored (loadRowRawConsecutive) before
+  /// any is widened: a role that reads two inputs (a decayed read, a product of
+  /// inputs) otherwise waits for the first one's round trip to memory
+  /// before it issues the second's, and the barrier after the rows waits
+  /// for the slowest role.
+  void emitRowFunction(const SpecPlan &p, const std::string &prefix, int slot,
+                       RowRole role, Axis axis, bool consecutive,
+                       llvm::raw_ostream &os, bool loadsFirst = false) {
     const SpecPlan::Substep &sub = p.substeps[slot];
     std::string name =
         prefix + "_s" + std::to_string(slot) + "_" + roleName(role);
@@ -458,13 +461,12 @@ private:
        << "  const int lane = threadIdx.x % 32;\n"
        << "  const int j = " << sub.index << "; // row of <substep> inputs\n"
        << "  (void)j; (void)lane;\n";
-    if (!consecutive)
-      return emitRowValues(p, sub, role, axis, consecutive, nullptr, os);
     std::map<int, int> rawAt;
-    if (int size = rowRawInputs(p, sub, role, axis, rawAt)) {
-      os << "  unsigned raw[" << size << "]; // the inputs as stored\n";
-      emitRawLoads(p, rawAt, /*consecutive=*/true, os);
-    }
+    int size = rowRawInputs(p, sub, role, axis, rawAt);
+    if (!loadsFirst || !size)
+      return emitRowValues(p, sub, role, axis, consecutive, nullptr, os);
+    os << "  unsigned raw[" << size << "]; // the inputs as stored\n";
+    emitRawLoads(p, rawAt, /*consecutive=*/true, os);
     emitRowValues(p, sub, role, axis, consecutive, &rawAt, os);
   }
 
@@ -2521,6 +2523,67 @@ template <int N, typename T>
 constexpr bool kVectorRow = N * sizeof(T) <= 16 ? !(N * sizeof(T) & (N * sizeof(T) - 1))
                                                  : N * sizeof(T) % 16 == 0;
 
+/// The 2- to 16-byte pieces loadVector loads.
+template <int Bytes> struct Piece;
+template <> struct Piece<2> { using type = unsigned short; };
+template <> struct Piece<4> { using type = unsigned; };
+template <> struct Piece<8> { using type = uint2; };
+template <> struct Piece<16> { using type = uint4; };
+
+/// N consecutive elements of type T at x, where x is aligned to their size
+/// (or to 16 bytes, beyond it), in pieces of that size.
+template <int N, typename T>
+__device__ __forceinline__ void loadVector(const T *x, T (&out)[N]) {
+  constexpr int Bytes = N * (int)sizeof(T), Size = Bytes < 16 ? Bytes : 16;
+  using P = typename Piece<Size>::type;
+  union { P p[Bytes / Size]; T e[N]; } u;
+#pragma unroll
+  for (int k = 0; k < Bytes / Size; ++k)
+    u.p[k] = reinterpret_cast<const P *>(x)[k];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    out[i] = u.e[i];
+}
+
+/// A lane's N consecutive values of the row at x (elements `stride` apart):
+/// one vector load where the stride is 1 and the row aligned.
+template <int N, typename T>
+__device__ __forceinline__ void loadRowOf(const T *x, int64_t stride, int lane, float *out) {
+  x += (int64_t)lane * N * stride;
+  T e[N];
+  bool loaded = false;
+  if constexpr (kVectorRow<N, T>) {
+    constexpr int Size = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+    if (stride == 1 && !(reinterpret_cast<uintptr_t>(x) & (Size - 1))) {
+      loadVector<N>(x, e);
+      loaded = true;
+    }
+  }
+  if (!loaded)
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      e[i] = x[i * stride];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    out[i] = rkc::tile::toFloat(e[i]);
+}
+
+/// loadRow's values for the consecutive lanes (see loadVector), widened as
+/// loaded: what a decode role calls where decodeLoadsFirst says no (the
+/// dtype's load and conversion together, as measured).
+template <int N>
+[[maybe_unused]] __device__ __forceinline__ void loadRowConsecutive(const rkc_tensor &t, int64_t base,
+                                                   int64_t stride, int lane, float *out) {
+  switch (t.dtype) {
+  case RKC_BF16:
+    return loadRowOf<N>(static_cast<const __nv_bfloat16 *>(t.data) + base, stride, lane, out);
+  case RKC_F16:
+    return loadRowOf<N>(static_cast<const __half *>(t.data) + base, stride, lane, out);
+  default:
+    return loadRowOf<N>(static_cast<const float *>(t.data) + base, stride, lane, out);
+  }
+}
+
 /// A lane's N consecutive elements of the row at x (elements `stride`
 /// apart) as they are stored, in 32-bit words (16-bit elements two a word,
 /// the first in the low half; a last odd one zero-extended): pieces of up
@@ -3036,9 +3099,33 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   /// The row functions the decode kernel calls (one a distinct load).
   void emitDecodeRowFunctions(llvm::raw_ostream &os) {
+    bool first = decodeLoadsFirst();
     for (const RoleLoad &load : decodeLoads())
       emitRowFunction(decodePlan, "decode", load.slot, load.role,
-                      decodeAxis(load.role), /*consecutive=*/true, os);
+                      decodeAxis(load.role), /*consecutive=*/true, os, first);
+  }
+
+  /// Whether the decode kernel's row roles load all their inputs before
+  /// widening any (else each as its expression reaches it, widened as
+  /// loaded): where a token has one sub-step and no role reads more than
+  /// two rows. Measured at (64, 32) and (256, 16), dk = dv = 128, every
+  /// role loading first against none: GDN-2 (a read and a value role of
+  /// two rows each) 1.05-1.07x, but QED (a read role of four rows) 0.76x,
+  /// EDA (two sub-steps) 0.95x and DeltaProduct 0.99x: under the decode
+  /// kernel's 48 registers, their rows held together spill.
+  bool decodeLoadsFirst() {
+    if (decodePlan.substeps.size() != 1)
+      return false;
+    for (const RoleLoad &load : decodeLoads()) {
+      std::map<int, int> rawAt;
+      rowRawInputs(decodePlan, decodePlan.substeps[load.slot], load.role,
+                   decodeAxis(load.role), rawAt);
+      if (llvm::count_if(rawAt, [&](const auto &input) {
+            return width(decodePlan.exprs[input.first]) > 0;
+          }) > 2)
+        return false;
+    }
+    return true;
   }
 
   /// The axis of a decode row vector: value, one float (the strengths) or

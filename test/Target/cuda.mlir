@@ -8,6 +8,8 @@
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/eda_launch.c
 // RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=GDN --input-file=%t/gdn.cu
+// RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.qed --no-fatbin --dk 64 --dv 64 > /dev/null
+// RUN: FileCheck %s --check-prefix=QED --input-file=%t.qed/qed.cu
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --decode-blocks 0 | FileCheck %s --check-prefix=DBLOG
 // RUN: FileCheck %s --check-prefix=DELTANET --input-file=%t/deltanet.cu
 // RUN: not rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --no-fatbin --threads 512 --decode-blocks 5 2>&1 | FileCheck %s --check-prefix=BADBLOCKS
@@ -46,15 +48,15 @@
 // EDA-NEXT: e[[V]][i] = widen(p.a.v.dtype, raw[0 + i]);
 // The decode kernel's rows deal a lane consecutive elements, which it loads
 // as one vector where the row's layout allows, and stores likewise
-// (storeRow). A role loads all its inputs as stored (loadRowRawConsecutive)
-// before it widens any (widenPacked), so that no load waits for another's.
+// (storeRow). With two sub-steps a token, a role widens each input as it
+// loads it (loadRowConsecutive); see GDN's below.
 // EDA: __device__ __forceinline__ void decode_s0_read_values(
-// EDA: unsigned raw[4]; // the inputs as stored
-// EDA: loadRowRawConsecutive<2>(p.a.e, row_e, p.a.e.stride[3], lane, raw + 0);
-// EDA: loadRowRawConsecutive<2>(p.a.g, row_g, p.a.g.stride[3], lane, raw + 2);
-// EDA-NOT: loadRow
-// EDA: e{{[0-9]+}}[i] = widenPacked(p.a.e.dtype, raw + 0, i);
-// EDA: e{{[0-9]+}}[i] = widenPacked(p.a.g.dtype, raw + 2, i);
+// EDA-NOT: raw
+// EDA: loadRowConsecutive<2>(p.a.e, row_e, p.a.e.stride[3], lane, e{{[0-9]+}});
+// EDA-NEXT: // input "g"
+// EDA-NEXT: const int64_t row_g =
+// EDA-NEXT: float e{{[0-9]+}}[2];
+// EDA-NEXT: loadRowConsecutive<2>(p.a.g, row_g, p.a.g.stride[3], lane, e{{[0-9]+}});
 // EDA-NEXT: for (int i = 0; i < 2; ++i)
 // EDA-NEXT: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}}[i]);
 // EDA: template <bool TensorCores>
@@ -203,8 +205,32 @@
 // GDN's gate is a scalar: Gram products weigh a pair of rows by one exp
 // (one decay column), and the decode kernel's decayed read vector
 // multiplies by a scalar.
+// One sub-step a token: a decode role of at most two rows loads every input
+// as stored before it widens any, so that no load waits for another's.
 // GDN: __device__ __forceinline__ void decode_s0_read_values(
+// GDN: unsigned raw[3]; // the inputs as stored
+// GDN-NEXT: // input "k"
+// GDN-NEXT: const int64_t row_k =
+// GDN-NEXT: loadRowRawConsecutive<2>(p.a.k, row_k, p.a.k.stride[3], lane, raw + 0);
+// GDN-NEXT: // input "g"
+// GDN-NEXT: const int64_t row_g =
+// GDN-NEXT: raw[2] = loadRaw(p.a.g, row_g);
+// GDN-NEXT: // input "k"
+// GDN-NEXT: float e{{[0-9]+}}[2];
+// GDN-NEXT: for (int i = 0; i < 2; ++i)
+// GDN-NEXT: e{{[0-9]+}}[i] = widenPacked(p.a.k.dtype, raw + 0, i);
 // GDN: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}});
+// QED's read role reads four rows (b, k, q, g): no role of its decode kernel
+// loads first.
+// QED: __device__ __forceinline__ void decode_s0_gate_values(
+// QED-NOT: unsigned raw[
+// QED: __device__ __forceinline__ void decode_s0_read_values(
+// QED: loadRowConsecutive<2>(p.a.b,
+// QED: loadRowConsecutive<2>(p.a.k,
+// QED: loadRowConsecutive<2>(p.a.q,
+// QED: loadRowConsecutive<2>(p.a.g,
+// QED-NOT: unsigned raw[
+// QED: __global__
 // GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
 // GDN: rkc::tile::gram<TensorCores, 64>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
 // GDN-NOT: __expf(e{{[0-9]+}}[i])

@@ -540,13 +540,59 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
 /// cost a barrier and a second pass over shared memory). These ops end with
 /// a barrier unless `barrier` is false: the emitter leaves it out where the
 /// next op touches nothing this one did (planPrepBarriers).
+///
+/// Where a row's length is a multiple of four and every tile the op touches
+/// is 16-byte aligned (the kernels' tiles are), an op takes its elements
+/// four at a time (`quads`): one 16-byte shared load and store a lane
+/// instead of four, one exponential a row where the gate is a scalar, and
+/// the same arithmetic on each element, so the same results.
 struct NoKeep {
   __device__ void operator()(int, float) const {}
+  __device__ void quad(int, float4) const {}
+  __device__ bool quadAligned() const { return true; }
 };
 template <typename T> struct KeepIn {
   T *w;
   __device__ void operator()(int e, float x) const { w[e] = fromFloat<T>(x); }
+  /// Elements e..e+3 (e a multiple of four) in one store.
+  __device__ void quad(int e, float4 x) const {
+    struct alignas(4 * sizeof(T)) Quad {
+      T e[4];
+    };
+    *reinterpret_cast<Quad *>(w + e) =
+        Quad{{fromFloat<T>(x.x), fromFloat<T>(x.y), fromFloat<T>(x.z),
+              fromFloat<T>(x.w)}};
+  }
+  __device__ bool quadAligned() const {
+    return !(reinterpret_cast<uintptr_t>(w) & (4 * sizeof(T) - 1));
+  }
 };
+
+/// Whether p is 16-byte aligned (a float4 of shared memory).
+__device__ inline bool aligned16(const void *p) {
+  return !(reinterpret_cast<uintptr_t>(p) & 15);
+}
+__device__ inline float4 load4f(const float *p) {
+  return *reinterpret_cast<const float4 *>(p);
+}
+__device__ inline void store4f(float *p, float4 v) {
+  *reinterpret_cast<float4 *>(p) = v;
+}
+__device__ inline float4 scale4(float4 v, float s) {
+  return make_float4(v.x * s, v.y * s, v.z * s, v.w * s);
+}
+__device__ inline float4 scale4(float4 v, float4 s) {
+  return make_float4(v.x * s.x, v.y * s.y, v.z * s.z, v.w * s.w);
+}
+/// exp of each of four floats, `__expf` as the one-at-a-time loops take it.
+__device__ inline float4 exp4(float4 v) {
+  return make_float4(__expf(v.x), __expf(v.y), __expf(v.z), __expf(v.w));
+}
+/// Four consecutive floats from p: one load where `aligned` (p 16-byte
+/// aligned), else four.
+__device__ inline float4 load4If(const float *p, bool aligned) {
+  return aligned ? load4f(p) : make_float4(p[0], p[1], p[2], p[3]);
+}
 
 /// out[i, j] = M[i, col(j)] · c[j], keeping the columns of c's rows; with
 /// Negate, M[i, col(j)] · -c[j] (a negation of c folded in by the emitter).
@@ -555,6 +601,24 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
                                  const float *c, Rows cRows, float *out,
                                  Keep keep = {}, bool barrier = true) {
   int n = rows * cRows.count;
+  if (mCols.all() && cRows.all() && mCols.count == cRows.count &&
+      n % 4 == 0 && cRows.count % 4 == 0 && aligned16(m) && aligned16(out) &&
+      keep.quadAligned()) {
+    // M's columns are c's rows: element e of out is element e of M.
+    const bool cAligned = aligned16(c);
+#pragma unroll 2
+    for (int e = 4 * threadIdx.x; e < n; e += 4 * kBlockThreads) {
+      float4 s = load4If(c + e % cRows.count, cAligned);
+      if (Negate)
+        s = make_float4(-s.x, -s.y, -s.z, -s.w);
+      const float4 value = scale4(load4f(m + e), s);
+      store4f(out + e, value);
+      keep.quad(e, value);
+    }
+    if (barrier)
+      __syncthreads();
+    return;
+  }
 #pragma unroll 4
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     int i = e / cRows.count, j = e % cRows.count;
@@ -572,6 +636,17 @@ template <typename Keep = NoKeep>
 __device__ inline void scaleRows(const float *x, int rows, int cols,
                                  const float *c, float *out, Keep keep = {},
                                  bool barrier = true) {
+  if (cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
+#pragma unroll 2
+    for (int e = 4 * threadIdx.x; e < rows * cols; e += 4 * kBlockThreads) {
+      const float4 value = scale4(load4f(x + e), c[e / cols]);
+      store4f(out + e, value);
+      keep.quad(e, value);
+    }
+    if (barrier)
+      __syncthreads();
+    return;
+  }
 #pragma unroll 4
   for (int e = threadIdx.x; e < rows * cols; e += kBlockThreads) {
     const float value = x[e] * c[e / cols];
@@ -698,6 +773,22 @@ template <typename Keep = NoKeep>
 __device__ inline void decayRows(const float *x, Rows xRows, int cols,
                                  const float *G, int gCols, float *out,
                                  Keep keep = {}, bool barrier = true) {
+  if (cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
+    const bool gAligned = aligned16(G) && gCols % 4 == 0;
+#pragma unroll 2
+    for (int e = 4 * threadIdx.x; e < xRows.count * cols; e += 4 * kBlockThreads) {
+      const float *const g = G + xRows.real(e / cols) * gCols;
+      const float4 x4 = load4f(x + e);
+      const float4 value =
+          gCols == 1 ? scale4(x4, __expf(g[0]))
+                     : scale4(x4, exp4(load4If(g + e % cols, gAligned)));
+      store4f(out + e, value);
+      keep.quad(e, value);
+    }
+    if (barrier)
+      __syncthreads();
+    return;
+  }
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = e % cols;
@@ -715,6 +806,29 @@ template <typename Keep = NoKeep>
 __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
                                   const float *G, int gCols, int L, float *out,
                                   Keep keep = {}, bool barrier = true) {
+  if (cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
+    const float *const last = G + (L - 1) * gCols;
+    const bool gAligned = aligned16(G) && gCols % 4 == 0;
+#pragma unroll 2
+    for (int e = 4 * threadIdx.x; e < xRows.count * cols; e += 4 * kBlockThreads) {
+      const float *const g = G + xRows.real(e / cols) * gCols;
+      const float4 x4 = load4f(x + e);
+      float4 value;
+      if (gCols == 1) {
+        value = scale4(x4, __expf(last[0] - g[0]));
+      } else {
+        const float4 a = load4If(last + e % cols, gAligned),
+                     b = load4If(g + e % cols, gAligned);
+        value = scale4(x4, exp4(make_float4(a.x - b.x, a.y - b.y, a.z - b.z,
+                                            a.w - b.w)));
+      }
+      store4f(out + e, value);
+      keep.quad(e, value);
+    }
+    if (barrier)
+      __syncthreads();
+    return;
+  }
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = gCols == 1 ? 0 : e % cols;

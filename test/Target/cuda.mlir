@@ -29,6 +29,9 @@
 // which is also where it reads) but no write: the key and value rows are
 // slot 1's. Both sub-steps read after their decay, so the prefill loads no
 // read row: the erase rows decayed by the inclusive sum stand for it.
+// EDA's gates are per channel: its elementwise ops take one element at a
+// time (four, where every gate is a scalar: GDN's below).
+// EDA: #define RKC_ELEMENTWISE_QUADS 0
 // EDA: __device__ __forceinline__ void prefill_s0_erase_along_values(
 // A row's elements are loaded with the dtype switched on once (loadRow), so
 // that a lane's loads are in flight together.
@@ -202,6 +205,7 @@
 // LAUNCH: return rkc_launch(&rkc_eda_module, params.a.o.dtype == RKC_F32 ? "rkc_eda_prefill_kernel" : "rkc_eda_prefill_kernel_tc", grid, block,
 // LAUNCH: return rkc_launch(&rkc_eda_module, "rkc_eda_decode_kernel", grid, block,
 
+// GDN: #define RKC_ELEMENTWISE_QUADS 1
 // GDN's gate is a scalar: Gram products weigh a pair of rows by one exp
 // (one decay column), and the decode kernel's decayed read vector
 // multiplies by a scalar.
@@ -269,6 +273,9 @@
 // compile-time constant.
 // BF16: #define RKC_BF16_PRODUCTS 1
 // BF16-NEXT: #define RKC_BLOCK_THREADS 256
+// BF16-NEXT: #ifndef RKC_ELEMENTWISE_QUADS
+// BF16-NEXT: #define RKC_ELEMENTWISE_QUADS 0
+// BF16-NEXT: #endif
 // BF16-NEXT: #include "rkc/tile.cuh"
 // TF32-NOT: RKC_BF16_PRODUCTS
 // TF32: #define RKC_BLOCK_THREADS 256

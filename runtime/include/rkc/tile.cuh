@@ -568,6 +568,14 @@ template <typename T> struct KeepIn {
   }
 };
 
+/// Whether elementwise ops take four elements at a time where they can
+/// (above). The generated kernels say (CudaEmitter: where every gate is a
+/// scalar).
+#ifndef RKC_ELEMENTWISE_QUADS
+#define RKC_ELEMENTWISE_QUADS 1
+#endif
+constexpr bool kElementwiseQuads = RKC_ELEMENTWISE_QUADS;
+
 /// Whether p is 16-byte aligned (a float4 of shared memory).
 __device__ inline bool aligned16(const void *p) {
   return !(reinterpret_cast<uintptr_t>(p) & 15);
@@ -601,7 +609,7 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
                                  const float *c, Rows cRows, float *out,
                                  Keep keep = {}, bool barrier = true) {
   int n = rows * cRows.count;
-  if (mCols.all() && cRows.all() && mCols.count == cRows.count &&
+  if (kElementwiseQuads && mCols.all() && cRows.all() && mCols.count == cRows.count &&
       n % 4 == 0 && cRows.count % 4 == 0 && aligned16(m) && aligned16(out) &&
       keep.quadAligned()) {
     // M's columns are c's rows: element e of out is element e of M.
@@ -636,7 +644,7 @@ template <typename Keep = NoKeep>
 __device__ inline void scaleRows(const float *x, int rows, int cols,
                                  const float *c, float *out, Keep keep = {},
                                  bool barrier = true) {
-  if (cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
+  if (kElementwiseQuads && cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
 #pragma unroll 2
     for (int e = 4 * threadIdx.x; e < rows * cols; e += 4 * kBlockThreads) {
       const float4 value = scale4(load4f(x + e), c[e / cols]);
@@ -773,7 +781,7 @@ template <typename Keep = NoKeep>
 __device__ inline void decayRows(const float *x, Rows xRows, int cols,
                                  const float *G, int gCols, float *out,
                                  Keep keep = {}, bool barrier = true) {
-  if (cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
+  if (kElementwiseQuads && cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
     const bool gAligned = aligned16(G) && gCols % 4 == 0;
 #pragma unroll 2
     for (int e = 4 * threadIdx.x; e < xRows.count * cols; e += 4 * kBlockThreads) {
@@ -806,7 +814,7 @@ template <typename Keep = NoKeep>
 __device__ inline void decayToEnd(const float *x, Rows xRows, int cols,
                                   const float *G, int gCols, int L, float *out,
                                   Keep keep = {}, bool barrier = true) {
-  if (cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
+  if (kElementwiseQuads && cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
     const float *const last = G + (L - 1) * gCols;
     const bool gAligned = aligned16(G) && gCols % 4 == 0;
 #pragma unroll 2

@@ -205,6 +205,10 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
            "time where a thread's rows come in whole fours (fewer shared "
            "loads, a few more registers); 0 strided rows; "
            "-1 (default): 1 where a token has two or more sub-steps">,
+    Option<"elementwiseQuads", "elementwise-quads", "int64_t", "-1",
+           "Elementwise prep ops four elements at a time where their tiles "
+           "allow: 1 on, 0 off, -1 (default): on where every gate is a "
+           "scalar">,
     Option<"products", "products", "std::string", "\"tf32\"",
            "The tensor-core products of the kernels for 16-bit outputs: "
            "tf32 (m16n8k8, float32 operands) or bf16 (m16n8k16, operands "

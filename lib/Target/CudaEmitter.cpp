@@ -48,6 +48,7 @@ struct CudaSchedule {
   int64_t stateStride = 0; // floats between rows of S in shared memory
   bool bf16Products = false; // tensor-core products on bf16 operands
   bool decodeQuads = false; // decode: a thread's rows consecutive, vectors by 4
+  int64_t elementwiseQuads = -1; // 1 / 0, or -1: by the gates (see below)
 
   bool read(Operation *op, std::string &error) {
     auto dict = op->getAttrOfType<DictionaryAttr>("rec.schedule");
@@ -83,6 +84,8 @@ struct CudaSchedule {
     auto products = dyn_cast_or_null<StringAttr>(dict.get("products"));
     bf16Products = products && products.getValue() == "bf16";
     decodeQuads = get("decode_quads") != 0;
+    if (dict.get("elementwise_quads"))
+      elementwiseQuads = get("elementwise_quads");
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
       error = "incomplete rec.schedule";
       return false;
@@ -3139,8 +3142,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     return Axis::key;
   }
 
-  /// The generated code's RKC_ELEMENTWISE_QUADS (rkc/tile.cuh): elementwise
-  /// ops four elements at a time where every gate is a scalar. Measured at
+  /// The generated code's RKC_ELEMENTWISE_QUADS (rkc/tile.cuh): as
+  /// rec-schedule's elementwise-quads says, by default (-1) elementwise ops
+  /// four elements at a time where every gate is a scalar. Measured at
   /// (1, 8192, 32) and (4, 4096, 16) against one at a time: GDN 1.05x,
   /// Comba 1.06x, DeltaProduct 1.05-1.06x, DeltaNet 1.02x; with per-channel
   /// gates (four exponentials a quad either way) KDA 1.01x, GDN-2 1.02x, EDA
@@ -3149,12 +3153,14 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     bool channel = llvm::any_of(plan.substeps, [&](const auto &sub) {
       return sub.gate >= 0 && plan.exprs[sub.gate].side == Side::Key;
     });
-    return std::string("#ifndef RKC_ELEMENTWISE_QUADS // elementwise ops four "
-                       "elements at a time: ") +
-           (channel ? "not with per-channel gates\n#define "
-                      "RKC_ELEMENTWISE_QUADS 0\n"
-                    : "every gate a scalar\n#define RKC_ELEMENTWISE_QUADS 1\n") +
-           "#endif\n";
+    bool on = s.elementwiseQuads >= 0 ? s.elementwiseQuads == 1 : !channel;
+    std::string why = s.elementwiseQuads >= 0 ? "--elementwise-quads"
+                      : channel               ? "not with per-channel gates"
+                                              : "every gate a scalar";
+    return "#ifndef RKC_ELEMENTWISE_QUADS // elementwise ops four elements at "
+           "a time: " +
+           why + "\n#define RKC_ELEMENTWISE_QUADS " + (on ? "1" : "0") +
+           "\n#endif\n";
   }
 
   /// Whether a decode sub-step's gate is per key channel (else a scalar).

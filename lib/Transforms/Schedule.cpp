@@ -1030,6 +1030,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepBlocks) // named only when set
       extra.push_back(
           b.getNamedAttr("prep_blocks", b.getI64IntegerAttr(prepBlocks)));
+    if (elementwiseQuads >= 0) // named only when not the default
+      extra.push_back(b.getNamedAttr("elementwise_quads",
+                                     b.getI64IntegerAttr(elementwiseQuads)));
     if (products != "tf32") // named only when not the default
       extra.push_back(
           b.getNamedAttr("products", b.getStringAttr(products.getValue())));
@@ -1085,6 +1088,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepBlocks < 0 || prepBlocks > 4)
       return fail("prep-blocks (" + Twine(prepBlocks) +
                   ") must be from 0 to 4");
+    if (elementwiseQuads < -1 || elementwiseQuads > 1)
+      return fail("elementwise-quads (" + Twine(elementwiseQuads) +
+                  ") must be -1, 0 or 1");
     if (decodeQuads < -1 || decodeQuads > 1)
       return fail("decode-quads (" + Twine(decodeQuads) +
                   ") must be -1, 0 or 1");

@@ -10,6 +10,8 @@
 // RUN: FileCheck %s --check-prefix=GDN --input-file=%t/gdn.cu
 // RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.qed --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=QED --input-file=%t.qed/qed.cu
+// RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.quads --no-fatbin --elementwise-quads 1 | FileCheck %s --check-prefix=QUADSLOG
+// RUN: FileCheck %s --check-prefix=QUADS --input-file=%t.quads/qed.cu
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --decode-blocks 0 | FileCheck %s --check-prefix=DBLOG
 // RUN: FileCheck %s --check-prefix=DELTANET --input-file=%t/deltanet.cu
 // RUN: not rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --no-fatbin --threads 512 --decode-blocks 5 2>&1 | FileCheck %s --check-prefix=BADBLOCKS
@@ -206,6 +208,10 @@
 // LAUNCH: return rkc_launch(&rkc_eda_module, "rkc_eda_decode_kernel", grid, block,
 
 // GDN: #define RKC_ELEMENTWISE_QUADS 1
+// --elementwise-quads 1 asks for them with per-channel gates too.
+// QUADSLOG: decode-quads=auto elementwise-quads=1 products=bf16
+// QUADS: #ifndef RKC_ELEMENTWISE_QUADS // elementwise ops four elements at a time: --elementwise-quads
+// QUADS-NEXT: #define RKC_ELEMENTWISE_QUADS 1
 // GDN's gate is a scalar: Gram products weigh a pair of rows by one exp
 // (one decay column), and the decode kernel's decayed read vector
 // multiplies by a scalar.

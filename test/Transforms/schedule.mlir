@@ -27,6 +27,8 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=3" | FileCheck %s --check-prefix=PREPBLOCKS
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule | FileCheck %s --check-prefix=PREPBLOCKS0
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=5" 2>&1 | FileCheck %s --check-prefix=PREPBLOCKSBAD
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="elementwise-quads=0" | FileCheck %s --check-prefix=EQUADS
+// RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="elementwise-quads=2" 2>&1 | FileCheck %s --check-prefix=EQUADSBAD
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-blocks=3" | FileCheck %s --check-prefix=ORDER3
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 threads=512" | FileCheck %s --check-prefix=ORDER3
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 max-shared-bytes=9223372036854775807" | FileCheck %s --check-prefix=ORDER3
@@ -156,6 +158,12 @@
 // PREPBLOCKS: rec.schedule = {{{.*}}prep_blocks = 3 : i64
 // PREPBLOCKS0-NOT: prep_blocks
 // PREPBLOCKSBAD: rec-schedule: prep-blocks (5) must be from 0 to 4
+
+// Elementwise quads: named only when asked for (-1, the default, leaves it
+// to the emitter: on where every gate is a scalar).
+// EQUADS: rec.schedule = {{{.*}}elementwise_quads = 0 : i64
+// PREPBLOCKS0-NOT: elementwise_quads
+// EQUADSBAD: rec-schedule: elementwise-quads (2) must be -1, 0 or 1
 
 // The depth-first order is taken only where it fits more prep blocks an SM
 // than the launch bound allows otherwise: not with at most 3 blocks, nor at

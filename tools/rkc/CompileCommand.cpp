@@ -137,6 +137,12 @@ cl::opt<int64_t> decodeQuads(
              "loads, a few more registers); 0: strided rows; -1 (default): 1 "
              "where a token has two or more sub-steps"),
     cl::cat(compileCategory));
+cl::opt<int64_t> elementwiseQuads(
+    "elementwise-quads", cl::sub(compileCommand), cl::init(-1),
+    cl::desc("1: elementwise prep ops (scalings, decays) take four elements "
+             "a lane at a time where their tiles allow; 0: one at a time; -1 "
+             "(default): 1 where every gate is a scalar"),
+    cl::cat(compileCategory));
 cl::opt<std::string> products(
     "products", cl::sub(compileCommand), cl::init("bf16"),
     cl::desc("Tensor-core products of the kernels for 16-bit outputs: bf16 "
@@ -263,6 +269,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.prepValueTile = request.prepValueTile;
   schedule.decodeBlocks = request.decodeBlocks;
   schedule.decodeQuads = request.decodeQuads;
+  schedule.elementwiseQuads = request.elementwiseQuads;
   schedule.prepBlocks = request.prepBlocks;
   schedule.scanSegments = request.scanSegments;
   schedule.products = request.products;
@@ -458,6 +465,10 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << " decode-quads="
       << (request.decodeQuads < 0 ? std::string("auto")
                                   : std::to_string(request.decodeQuads))
+      << (request.elementwiseQuads >= 0
+              ? " elementwise-quads=" +
+                    std::to_string(request.elementwiseQuads)
+              : "")
       << " products=" << request.products << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B"
       << (kernels.prefillTensorCoreSharedBytes != kernels.prefillSharedBytes
@@ -795,6 +806,7 @@ int runCompile() {
   request.factorProducts = factorProducts;
   request.decodeBlocks = decodeBlocks;
   request.decodeQuads = decodeQuads;
+  request.elementwiseQuads = elementwiseQuads;
   request.prepBlocks = prepBlocks;
   request.scanSegments = scanSegments;
   request.products = products;

@@ -40,6 +40,9 @@ struct CompileRequest {
   // Split kernels: the prep kernel's launch bound asks for as many blocks an
   // SM as its shared memory allows, at most this many (1 to 4); 0: at most 4.
   int64_t prepBlocks = 0;
+  // Elementwise prep ops four elements at a time: 1 on, 0 off, -1 where
+  // every gate is a scalar. Not a knob of `rkc tune` (yet).
+  int64_t elementwiseQuads = -1;
   // Split kernels: where the scan's blocks leave half the multiprocessors
   // free, each sequence's chunks run in this many segments, the prep of one
   // beside the scan of the one before (a second stream); 1: the prep, then

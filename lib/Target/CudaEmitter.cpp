@@ -3151,7 +3151,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// 1.01-1.02x, but QED 0.83x and DPLR 0.94x.
   std::string elementwiseQuadsText() const {
     bool channel = llvm::any_of(plan.substeps, [&](const auto &sub) {
-      return sub.gate >= 0 && plan.exprs[sub.gate].side == Side::Key;
+      return channelGate(plan, sub);
     });
     bool on = s.elementwiseQuads >= 0 ? s.elementwiseQuads == 1 : !channel;
     std::string why = s.elementwiseQuads >= 0 ? "--elementwise-quads"
@@ -3163,9 +3163,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            "\n#endif\n";
   }
 
-  /// Whether a decode sub-step's gate is per key channel (else a scalar).
-  bool channelGate(const SpecPlan::Substep &sub) const {
-    return sub.gate >= 0 && decodePlan.exprs[sub.gate].side == Side::Key;
+  /// Whether a sub-step's gate is per key channel (else a scalar).
+  static bool channelGate(const SpecPlan &p, const SpecPlan::Substep &sub) {
+    return sub.gate >= 0 && p.exprs[sub.gate].side == Side::Key;
   }
 
   void emitDecodeKernel(llvm::raw_ostream &os) {
@@ -3333,7 +3333,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     };
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       const SpecPlan::Substep &sub = decodePlan.substeps[slot];
-      bool channel = channelGate(sub);
+      bool channel = channelGate(decodePlan, sub);
       std::string n = std::to_string(slot);
       os << "    // Sub-step " << slot << ": S ← Diag(exp g) S - α x (bᵀS) "
             "+ κ k vᵀ\n";

@@ -623,21 +623,26 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     size_t depthFirstBegin = reorders.size();
     collect();
     SmallVector<Operation *> roots = prepRoots(ArrayRef(prep).take_front(loopBegin));
+    // The depth-first orders from the roots in `order` (indices into
+    // roots), with and without Sethi-Ullman's order of each root's operands.
+    auto tryRootOrder = [&](const SmallVector<size_t> &order) {
+      for (bool sethiUllman : {false, true})
+        reorders.push_back([&, order, sethiUllman] {
+          collect();
+          SmallVector<Operation *> sorted =
+              llvm::map_to_vector(order, [&](size_t i) { return roots[i]; });
+          orderPrepDepthFirst(
+              body, ArrayRef(prep).take_front(loopBegin),
+              ArrayRef(prep).drop_front(loopBegin), sorted, sethiUllman,
+              [&](Operation *op) { return floats(op->getResult(0)); });
+        });
+    };
     if (roots.size() <= kMaxRootOrders) {
       SmallVector<size_t> order(roots.size());
       std::iota(order.begin(), order.end(), 0);
-      do {
-        for (bool sethiUllman : {false, true})
-          reorders.push_back([&, order, sethiUllman] {
-            collect();
-            SmallVector<Operation *> sorted = llvm::map_to_vector(
-                order, [&](size_t i) { return roots[i]; });
-            orderPrepDepthFirst(
-                body, ArrayRef(prep).take_front(loopBegin),
-                ArrayRef(prep).drop_front(loopBegin), sorted, sethiUllman,
-                [&](Operation *op) { return floats(op->getResult(0)); });
-          });
-      } while (std::next_permutation(order.begin(), order.end()));
+      do
+        tryRootOrder(order);
+      while (std::next_permutation(order.begin(), order.end()));
     } else {
       // More roots than every order of them allows: every choice of the
       // first kRootPrefix of them in order, the others after them as they
@@ -652,16 +657,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
           for (size_t r = 0; r < roots.size(); ++r)
             if (!taken[r])
               full.push_back(r);
-          for (bool sethiUllman : {false, true})
-            reorders.push_back([&, full, sethiUllman] {
-              collect();
-              SmallVector<Operation *> sorted = llvm::map_to_vector(
-                  full, [&](size_t i) { return roots[i]; });
-              orderPrepDepthFirst(
-                  body, ArrayRef(prep).take_front(loopBegin),
-                  ArrayRef(prep).drop_front(loopBegin), sorted, sethiUllman,
-                  [&](Operation *op) { return floats(op->getResult(0)); });
-            });
+          tryRootOrder(full);
           return;
         }
         for (size_t r = 0; r < roots.size(); ++r) {

@@ -282,8 +282,8 @@ private:
 
   /// Emits the code computing expr `index` (and what it needs) into `os`.
   /// `consecutive`: a lane holds consecutive elements of an input row (the
-  /// decode kernel's: loadRowRawConsecutive, then widenPacked), else every
-  /// 32nd (loadRow).
+  /// decode kernel's: loadRowConsecutive, or loadRowRawConsecutive and
+  /// widenPacked where its roles load first), else every 32nd (loadRow).
   /// `rawAt` (when given): the inputs were loaded already, as they are
   /// stored (rowRawInputs), at these offsets of `raw`; they are widened
   /// from there instead of loaded (widenPacked where `consecutive`).
@@ -469,7 +469,7 @@ private:
     if (!loadsFirst || !size)
       return emitRowValues(p, sub, role, axis, consecutive, nullptr, os);
     os << "  unsigned raw[" << size << "]; // the inputs as stored\n";
-    emitRawLoads(p, rawAt, /*consecutive=*/true, os);
+    emitRawLoads(p, rawAt, consecutive, os);
     emitRowValues(p, sub, role, axis, consecutive, &rawAt, os);
   }
 
@@ -593,7 +593,7 @@ private:
   /// Stores a lane's values of a row (rowValueCount of them, `values`) to
   /// `dst`; `live` (when not empty) is a condition under which they are
   /// stored, zeros otherwise. `consecutive`: the lane holds consecutive
-  /// elements (loadRowRawConsecutive), else every 32nd (loadRow).
+  /// elements (the decode kernel's rows), else every 32nd (loadRow).
   std::string rowStore(Axis axis, const std::string &values,
                        const std::string &live, const std::string &indent,
                        bool consecutive = false) const {

@@ -541,11 +541,14 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
 /// a barrier unless `barrier` is false: the emitter leaves it out where the
 /// next op touches nothing this one did (planPrepBarriers).
 ///
-/// Where a row's length is a multiple of four and every tile the op touches
-/// is 16-byte aligned (the kernels' tiles are), an op takes its elements
-/// four at a time (`quads`): one 16-byte shared load and store a lane
-/// instead of four, one exponential a row where the gate is a scalar, and
-/// the same arithmetic on each element, so the same results.
+/// Where a row's length is a multiple of four and the op's input and output
+/// tiles and the workspace it keeps into are 16-byte aligned (the kernels'
+/// are), an op takes its elements four at a time (`quads`): one 16-byte
+/// shared load and store a lane instead of four, one exponential for the
+/// four where the gate is a scalar (a gate's or a scale's row is read four
+/// at a time where it is aligned, else one by one), and the same arithmetic
+/// on each element, so the same results. scaleCols does so only where M's
+/// columns are c's rows.
 struct NoKeep {
   __device__ void operator()(int, float) const {}
   __device__ void quad(int, float4) const {}

@@ -2216,10 +2216,17 @@ private:
             "*>(smem + STAGE_AT);\n"
          << "  constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : "
             "STAGE_FLOATS * 4;\n"
+         << "  // The next chunk's workspace: this one's plus a chunk slot of "
+            "every value head\n"
+         << "  // (chunkWorkspace's slot grows by one a chunk, for batch rows "
+            "and packed sequences).\n"
+         << "  unsigned char *wsNext = chunkWorkspace<TensorCores>(p, seq, "
+            "tBegin, hv);\n"
+         << "  const int64_t wsStep = chunkWorkspace<TensorCores>(p, seq, "
+            "tBegin + C, hv) - wsNext;\n"
          << "  if (tBegin < tEnd)\n"
-         << "    stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, "
-            "seq, tBegin, hv), v0,\n"
-         << "                            p, row, tBegin, eos, hv);\n"
+         << "    stageChunk<TensorCores>(stages, wsNext, v0, p, row, tBegin, "
+            "eos, hv);\n"
          << "  rkc::tile::copyAsyncCommit();\n"
          << "  for (int64_t t0 = tBegin, n = 0; t0 < tEnd; t0 += C, ++n) {\n"
          << (s.stageBuffers == 2
@@ -2233,7 +2240,7 @@ private:
                                  : "    if (kTwoStages<TensorCores> && t0 + C "
                                    "< tEnd)\n")
          << "      stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, "
-            "chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,\n"
+            "wsNext += wsStep, v0,\n"
          << "                              p, row, t0 + C, eos, hv);\n"
          << "    rkc::tile::copyAsyncCommit();\n";
       for (Operation &op : body) {
@@ -2279,9 +2286,8 @@ private:
       ks << "    if constexpr (!kTwoStages<TensorCores>) {\n"
          << "      __syncthreads();\n"
          << "      if (t0 + C < tEnd)\n"
-         << "        stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, "
-            "seq, t0 + C, hv), v0,\n"
-         << "                                p, row, t0 + C, eos, hv);\n"
+         << "        stageChunk<TensorCores>(stages, wsNext += wsStep, v0, p, "
+            "row, t0 + C, eos, hv);\n"
          << "      rkc::tile::copyAsyncCommit();\n"
          << "    }\n";
     ks << "  }\n";

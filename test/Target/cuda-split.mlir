@@ -62,7 +62,7 @@
 // ONESTAGE: if constexpr (!kTwoStages<TensorCores>) {
 // ONESTAGE-NEXT: __syncthreads();
 // ONESTAGE-NEXT: if (t0 + C < tEnd)
-// ONESTAGE-NEXT: stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,
+// ONESTAGE-NEXT: stageChunk<TensorCores>(stages, wsNext += wsStep, v0, p, row, t0 + C, eos, hv);
 // ONESTAGE: rkc::tile::copyAsyncCommit();
 // ONESTAGE-NEXT: }
 // ONESTAGE-NEXT: }
@@ -156,9 +156,12 @@
 // CHECK: rkc::tile::Operand<TensorCores> *const [[U:tile[0-9]+]] = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + {{[0-9]+}}); // !rec.tile<chunk, value>, only bf16 products read it
 // CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
 // CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;
+// The next chunk's workspace is carried from chunk to chunk (one chunk slot
+// of every value head further), not computed again from the chunk index.
+// CHECK: unsigned char *wsNext = chunkWorkspace<TensorCores>(p, seq, tBegin, hv);
+// CHECK-NEXT: const int64_t wsStep = chunkWorkspace<TensorCores>(p, seq, tBegin + C, hv) - wsNext;
 // CHECK-NEXT: if (tBegin < tEnd)
-// CHECK-NEXT: stageChunk<TensorCores>(stages, chunkWorkspace<TensorCores>(p, seq, tBegin, hv), v0,
-// CHECK-NEXT: p, row, tBegin, eos, hv);
+// CHECK-NEXT: stageChunk<TensorCores>(stages, wsNext, v0, p, row, tBegin, eos, hv);
 // CHECK-NEXT: rkc::tile::copyAsyncCommit();
 // Chunk n's buffer is complete (this thread's copies, then everyone's) before
 // the next chunk's copies start into the other one.
@@ -166,7 +169,7 @@
 // CHECK-NEXT: rkc::tile::copyAsyncWait<0>();
 // CHECK-NEXT: __syncthreads();
 // CHECK-NEXT: if (t0 + C < tEnd)
-// CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, chunkWorkspace<TensorCores>(p, seq, t0 + C, hv), v0,
+// CHECK-NEXT: stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, wsNext += wsStep, v0,
 // CHECK-NEXT: p, row, t0 + C, eos, hv);
 // G's last row is read as row 15 of its tile.
 // CHECK: const float *const [[G:tile[0-9]+]] = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;

@@ -3389,8 +3389,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
               "p.a.o.stride[1] + hv * p.a.o.stride[2] + (v0 + c) * "
               "p.a.o.stride[3], o);\n    }\n";
     }
-    // The next token's row loads overwrite the vectors read above.
-    os << "    RKC_DECODE_STAMP(3);\n    __syncthreads();\n  }\n"
+    // The next token's row loads overwrite the vectors read above; after
+    // the last token no thread waits for the others.
+    os << "    RKC_DECODE_STAMP(3);\n    if (t + 1 < eos)\n      "
+          "__syncthreads();\n  }\n"
        << "#ifdef RKC_PROFILE_DECODE\n"
        << "  const long long block = blockIdx.x + gridDim.x * (blockIdx.y + "
           "(long long)gridDim.y * blockIdx.z);\n"

@@ -169,7 +169,12 @@
 // EDA: s[j + e] += strengths1[1] * key[e] * value1[c];
 // EDA: const float o = columnSum(s, query1, partials + (sums++ & 1u) * THREADS, group, c);
 // EDA-NEXT: if (group == 0)
-// EDA: __syncthreads();
+// The next token's row loads wait for every thread's reads of this one's;
+// after the last token nothing waits.
+// EDA: RKC_DECODE_STAMP(3);
+// EDA-NEXT: if (t + 1 < eos)
+// EDA-NEXT: __syncthreads();
+// EDA-NEXT: }
 // EDA: const int d = group * ROWS + i;
 // EDA: p.a.final_state[base + d * DV] = s[i];
 

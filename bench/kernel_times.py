@@ -40,7 +40,8 @@ def per_iteration(events, iters):
 
 def kernel_times(fn, iters):
     """per_iteration() of `fn` under torch.profiler, and the iterations'
-    median wall time in µs (CUDA events)."""
+    median wall time in µs (CUDA events; the upper middle value for an even
+    count), each call after the last one finished."""
     import torch
     from torch.profiler import ProfilerActivity, profile
     fn()
@@ -59,6 +60,15 @@ def kernel_times(fn, iters):
         end.synchronize()
         walls.append(start.elapsed_time(end) * 1000)
     return rows, sorted(walls)[len(walls) // 2]
+
+
+def parse_shape(text):
+    """(B, T, H) from "B,T,H", or None."""
+    try:
+        shape = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        return None
+    return shape if len(shape) == 3 and min(shape) > 0 else None
 
 
 def show(side, rows, wall, out=sys.stdout):
@@ -81,23 +91,39 @@ def main():
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--compile-options", default="")
     args = parser.parse_args()
+    shape = parse_shape(args.shape)
+    if shape is None:
+        parser.error("--shape takes B,T,H (three positive integers), got %r" %
+                     args.shape)
+    if args.iters < 1:
+        parser.error("--iters must be at least 1")
     import torch
     sys.path.insert(0, HERE)
     import benchmark
+    specs = [s for s in args.specs.split(",") if s]
+    unknown = [s for s in specs if s not in benchmark.SPECS]
+    if unknown or not specs:
+        parser.error("unknown spec(s) %s; known: %s" % (
+            ", ".join(unknown) or "(none given)", ", ".join(benchmark.SPECS)))
     if not torch.cuda.is_available():
         sys.exit("kernel_times.py: no CUDA device")
     fla_root = os.path.abspath(args.fla)
+    if os.path.basename(fla_root) == "fla" and os.path.exists(
+            os.path.join(fla_root, "__init__.py")):
+        fla_root = os.path.dirname(fla_root)   # given the package itself
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
     sys.path.insert(0, fla_root)
     os.environ["RKC"] = os.path.abspath(args.rkc)
     os.environ["RKC_COMPILE_OPTIONS"] = args.compile_options
+    # As benchmark.py: fla autotunes here, not from choices kept on disk.
+    os.environ["FLA_CACHE_RESULTS"] = "0"
     import rkc_torch
     benchmark.rkc_torch = rkc_torch
-    B, T, H = (int(x) for x in args.shape.split(","))
+    B, T, H = shape
     print("%s, B,T,H,D = %d,%d,%d,%d, %d iterations" % (
         torch.cuda.get_device_name(), B, T, H, args.dim, args.iters))
     with torch.inference_mode():
-        for spec in args.specs.split(","):
+        for spec in specs:
             case = benchmark.prefill_case(spec, B, T, H, args.dim, seed=1)
             print("%s (reference: %s)" % (spec, case.label))
             show("rkc", *kernel_times(case.rkc, args.iters))

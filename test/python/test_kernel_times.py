@@ -1,6 +1,6 @@
 """bench/kernel_times.py's tally without a GPU or PyTorch: made-up profiler
-averages (kernels, a host-side op, a kernel under two keys' worth of calls)
-and the printed table.
+averages (kernels, a host-side op, a kernel listed twice), the printed table
+and the shape argument.
 
   python3 test/python/test_kernel_times.py
 """
@@ -24,11 +24,17 @@ class PerIteration(unittest.TestCase):
         events = [event("prep_kernel", 10, 5000.0),
                   event("aten::empty", 20, 0.0),  # host-side: no device time
                   event("scan_kernel", 10, 6000.0),
-                  event("fill", 20, 300.0, attr="self_cuda_time_total")]
+                  event("fill", 20, 300.0, attr="self_cuda_time_total"),
+                  event("scan_kernel", 10, 1000.0)]  # listed twice: summed
         rows = kernel_times.per_iteration(events, 10)
-        self.assertEqual(rows, [("scan_kernel", 1.0, 600.0),
+        self.assertEqual(rows, [("scan_kernel", 2.0, 700.0),
                                 ("prep_kernel", 1.0, 500.0),
                                 ("fill", 2.0, 30.0)])
+
+    def test_shape(self):
+        self.assertEqual(kernel_times.parse_shape("1,8192,32"), (1, 8192, 32))
+        for bad in ("1,8192", "1,x,32", "0,8192,32", "1,8192,32,4"):
+            self.assertIsNone(kernel_times.parse_shape(bad))
 
     def test_show(self):
         out = io.StringIO()

@@ -748,11 +748,37 @@ def machine_info(args, fla_root):
     return info
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_source_arguments(parser):
+    """--rkc and --fla, which every script setting RKC beside fla takes."""
     parser.add_argument("--rkc", required=True, help="the rkc binary")
     parser.add_argument("--fla", required=True,
                         help="folder holding a copy of fla's fla/ package")
+
+
+def parse_specs(parser, text):
+    """The comma-separated specs of `text`, each one of SPECS (else a usage
+    error)."""
+    specs = [s for s in text.split(",") if s]
+    unknown = [s for s in specs if s not in SPECS]
+    if unknown or not specs:
+        parser.error("unknown spec(s) %s; known: %s" % (
+            ", ".join(unknown) or "(none given)", ", ".join(SPECS)))
+    return specs
+
+
+def fla_path(fla):
+    """The folder to put on sys.path for `--fla`: the folder given, or its
+    parent where it is the fla package itself."""
+    root = os.path.abspath(fla)
+    if os.path.basename(root) == "fla" and os.path.exists(
+            os.path.join(root, "__init__.py")):
+        root = os.path.dirname(root)
+    return root
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_source_arguments(parser)
     parser.add_argument("--out", default="BENCHMARKS.md")
     parser.add_argument("--plots", default="bench/plots",
                         help="folder of the SVG plots, relative to --out's folder")
@@ -783,16 +809,10 @@ def main():
     if unknown_sections or not sections:
         parser.error("--sections takes prefill, decode and sweep, got %r" %
                      args.sections)
-    specs = [s for s in args.specs.split(",") if s]
-    unknown = [s for s in specs if s not in SPECS]
-    if unknown:
-        parser.error("unknown spec(s) %s; known: %s" % (", ".join(unknown), ", ".join(SPECS)))
+    specs = parse_specs(parser, args.specs)
     if not torch.cuda.is_available():
         sys.exit("benchmark.py: no CUDA device")
-    fla_root = os.path.abspath(args.fla)
-    if os.path.basename(fla_root) == "fla" and os.path.exists(
-            os.path.join(fla_root, "__init__.py")):
-        fla_root = os.path.dirname(fla_root)   # given the package itself
+    fla_root = fla_path(args.fla)
     python_dir = os.path.join(ROOT, "python")
     sys.path.insert(0, python_dir)
     sys.path.insert(0, fla_root)

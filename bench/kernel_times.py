@@ -81,10 +81,11 @@ def show(side, rows, wall, out=sys.stdout):
 
 
 def main():
+    import torch
+    sys.path.insert(0, HERE)
+    import benchmark
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rkc", required=True, help="the rkc binary")
-    parser.add_argument("--fla", required=True,
-                        help="folder holding a copy of fla's fla/ package")
+    benchmark.add_source_arguments(parser)
     parser.add_argument("--specs", default="gdn,kda")
     parser.add_argument("--shape", default="1,8192,32", help="B,T,H")
     parser.add_argument("--dim", type=int, default=128)
@@ -97,20 +98,10 @@ def main():
                      args.shape)
     if args.iters < 1:
         parser.error("--iters must be at least 1")
-    import torch
-    sys.path.insert(0, HERE)
-    import benchmark
-    specs = [s for s in args.specs.split(",") if s]
-    unknown = [s for s in specs if s not in benchmark.SPECS]
-    if unknown or not specs:
-        parser.error("unknown spec(s) %s; known: %s" % (
-            ", ".join(unknown) or "(none given)", ", ".join(benchmark.SPECS)))
+    specs = benchmark.parse_specs(parser, args.specs)
     if not torch.cuda.is_available():
         sys.exit("kernel_times.py: no CUDA device")
-    fla_root = os.path.abspath(args.fla)
-    if os.path.basename(fla_root) == "fla" and os.path.exists(
-            os.path.join(fla_root, "__init__.py")):
-        fla_root = os.path.dirname(fla_root)   # given the package itself
+    fla_root = benchmark.fla_path(args.fla)
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
     sys.path.insert(0, fla_root)
     os.environ["RKC"] = os.path.abspath(args.rkc)

@@ -205,6 +205,12 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
            "time where a thread's rows come in whole fours (fewer shared "
            "loads, a few more registers); 0 strided rows; "
            "-1 (default): 1 where a token has two or more sub-steps">,
+    Option<"decodeRawRows", "decode-raw-rows", "int64_t", "-1",
+           "Decode: a row role that reads from two to this many input rows "
+           "loads them all as stored before widening any (one round trip to "
+           "memory, more registers); 0 none; -1 (default): every role where "
+           "a token has one sub-step and no role reads more than two rows, "
+           "else none">,
     Option<"elementwiseQuads", "elementwise-quads", "int64_t", "-1",
            "Elementwise prep ops four elements at a time where their tiles "
            "allow: 1 on, 0 off, -1 (default): on where every gate is a "

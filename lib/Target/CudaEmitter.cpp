@@ -48,6 +48,8 @@ struct CudaSchedule {
   int64_t stateStride = 0; // floats between rows of S in shared memory
   bool bf16Products = false; // tensor-core products on bf16 operands
   bool decodeQuads = false; // decode: a thread's rows consecutive, vectors by 4
+  int64_t decodeRawRows = -1;    // decode: roles of 2 to this many rows load
+                                 // them first (-1: see decodeLoadsFirst)
   int64_t elementwiseQuads = -1; // 1 / 0, or -1: by the gates (see below)
 
   bool read(Operation *op, std::string &error) {
@@ -84,6 +86,8 @@ struct CudaSchedule {
     auto products = dyn_cast_or_null<StringAttr>(dict.get("products"));
     bf16Products = products && products.getValue() == "bf16";
     decodeQuads = get("decode_quads") != 0;
+    if (dict.get("decode_raw_rows"))
+      decodeRawRows = get("decode_raw_rows");
     if (dict.get("elementwise_quads"))
       elementwiseQuads = get("elementwise_quads");
     if (!dk || !dv || !valueTile || !threads || !sharedBytes) {
@@ -3110,9 +3114,23 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// The row functions the decode kernel calls (one a distinct load).
   void emitDecodeRowFunctions(llvm::raw_ostream &os) {
     bool first = decodeLoadsFirst();
+    int64_t most = decodeSchedule.decodeRawRows;
     for (const RoleLoad &load : decodeLoads())
       emitRowFunction(decodePlan, "decode", load.slot, load.role,
-                      decodeAxis(load.role), /*consecutive=*/true, os, first);
+                      decodeAxis(load.role), /*consecutive=*/true, os,
+                      most >= 0 ? decodeRoleRows(load) >= 2 &&
+                                      decodeRoleRows(load) <= most
+                                : first);
+  }
+
+  /// The input rows (vectors, not scalars) a decode role reads.
+  int64_t decodeRoleRows(const RoleLoad &load) const {
+    std::map<int, int> rawAt;
+    rowRawInputs(decodePlan, decodePlan.substeps[load.slot], load.role,
+                 decodeAxis(load.role), rawAt);
+    return llvm::count_if(rawAt, [&](const auto &input) {
+      return width(decodePlan.exprs[input.first]) > 0;
+    });
   }
 
   /// Whether the decode kernel's row roles load all their inputs before
@@ -3126,15 +3144,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   bool decodeLoadsFirst() {
     if (decodePlan.substeps.size() != 1)
       return false;
-    for (const RoleLoad &load : decodeLoads()) {
-      std::map<int, int> rawAt;
-      rowRawInputs(decodePlan, decodePlan.substeps[load.slot], load.role,
-                   decodeAxis(load.role), rawAt);
-      if (llvm::count_if(rawAt, [&](const auto &input) {
-            return width(decodePlan.exprs[input.first]) > 0;
-          }) > 2)
+    for (const RoleLoad &load : decodeLoads())
+      if (decodeRoleRows(load) > 2)
         return false;
-    }
     return true;
   }
 

@@ -990,11 +990,14 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   DictionaryAttr schedule(int64_t sharedBytes, int64_t workspaceFloats = 0,
                           int64_t prepSharedBytes = 0,
                           StringRef state = "f32, shared memory",
-                          bool quads = false) {
+                          bool quads = false, bool decodeOnly = false) {
     Builder b(&getContext());
     SmallVector<NamedAttribute> extra;
     if (quads) // decode only, named only when set
       extra.push_back(b.getNamedAttr("decode_quads", b.getI64IntegerAttr(1)));
+    if (decodeOnly && decodeRawRows >= 0) // named only when set
+      extra.push_back(b.getNamedAttr("decode_raw_rows",
+                                     b.getI64IntegerAttr(decodeRawRows)));
     if (stagedFloats)
       extra.push_back(b.getNamedAttr("stage_floats",
                                      b.getI64IntegerAttr(stagedFloats)));
@@ -1090,6 +1093,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (decodeQuads < -1 || decodeQuads > 1)
       return fail("decode-quads (" + Twine(decodeQuads) +
                   ") must be -1, 0 or 1");
+    if (decodeRawRows < -1 || decodeRawRows > 8)
+      return fail("decode-raw-rows (" + Twine(decodeRawRows) +
+                  ") must be -1 or from 0 to 8");
     if (products != "tf32" && products != "bf16")
       return fail("products must be tf32 or bf16, got '" +
                   Twine(products.getValue()) + "'");
@@ -1144,8 +1150,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
           vectors = (vectors + 3) / 4 * 4;
         int64_t floats = 2 * threads + substeps * vectors;
         stagedFloats = stateStride = workspaceHalfBytes = stageHalfBytes = 0;
-        decode->setAttr("rec.schedule", schedule(floats * 4, 0, 0,
-                                                 "f32, registers", quads));
+        decode->setAttr("rec.schedule",
+                        schedule(floats * 4, 0, 0, "f32, registers", quads,
+                                 /*decodeOnly=*/true));
       }
     });
   }

@@ -10,6 +10,9 @@
 // RUN: FileCheck %s --check-prefix=GDN --input-file=%t/gdn.cu
 // RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.qed --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=QED --input-file=%t.qed/qed.cu
+// RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.raw2 --no-fatbin --dk 64 --dv 64 --decode-raw-rows 2 | FileCheck %s --check-prefix=RAW2LOG
+// RUN: FileCheck %s --check-prefix=RAW2 --input-file=%t.raw2/qed.cu
+// RUN: not rkc compile %rkc_src/examples/specs/qed.mlir -o %t.raw2 --no-fatbin --decode-raw-rows 9 2>&1 | FileCheck %s --check-prefix=BADRAW
 // RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.quads --no-fatbin --elementwise-quads 1 | FileCheck %s --check-prefix=QUADSLOG
 // RUN: FileCheck %s --check-prefix=QUADS --input-file=%t.quads/qed.cu
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --decode-blocks 0 | FileCheck %s --check-prefix=DBLOG
@@ -246,6 +249,23 @@
 // QED: loadRowConsecutive<2>(p.a.g,
 // QED-NOT: unsigned raw[
 // QED: __global__
+// --decode-raw-rows 2: a role of two rows (QED's value role, w ⊙ v) loads
+// both as stored before widening either; its one-row roles and its read
+// role of four rows load as before.
+// RAW2LOG: decode-quads=auto decode-raw-rows=2
+// RAW2: __device__ __forceinline__ void decode_s0_gate_values(
+// RAW2-NOT: unsigned raw[
+// RAW2: __device__ __forceinline__ void decode_s0_read_values(
+// RAW2-NOT: unsigned raw[
+// RAW2: __device__ __forceinline__ void decode_s0_value_values(
+// RAW2-NEXT: const int lane
+// RAW2-NEXT: const int j
+// RAW2-NEXT: (void)j;
+// RAW2-NEXT: unsigned raw[{{[0-9]+}}]; // the inputs as stored
+// RAW2: __device__ __forceinline__ void decode_s0_query_values(
+// RAW2-NOT: unsigned raw[
+// RAW2: __global__
+// BADRAW: rkc compile: error: @qed: rec-schedule: decode-raw-rows (9) must be -1 or from 0 to 8
 // GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
 // GDN: rkc::tile::gram<TensorCores, 64>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
 // GDN-NOT: __expf(e{{[0-9]+}}[i])

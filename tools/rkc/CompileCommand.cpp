@@ -137,6 +137,15 @@ cl::opt<int64_t> decodeQuads(
              "loads, a few more registers); 0: strided rows; -1 (default): 1 "
              "where a token has two or more sub-steps"),
     cl::cat(compileCategory));
+cl::opt<int64_t> decodeRawRows(
+    "decode-raw-rows", cl::sub(compileCommand), cl::init(-1),
+    cl::desc(
+        "The decode kernel: a row role that reads from two to this "
+        "many input rows loads them all as stored before widening any (one "
+        "round trip to memory, more registers); 0: none; -1 (default): "
+        "every role where a token has one sub-step and no role reads "
+        "more than two rows, else none"),
+    cl::cat(compileCategory));
 cl::opt<int64_t> elementwiseQuads(
     "elementwise-quads", cl::sub(compileCommand), cl::init(-1),
     cl::desc("1: elementwise prep ops (scalings, decays) take four elements "
@@ -269,6 +278,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.prepValueTile = request.prepValueTile;
   schedule.decodeBlocks = request.decodeBlocks;
   schedule.decodeQuads = request.decodeQuads;
+  schedule.decodeRawRows = request.decodeRawRows;
   schedule.elementwiseQuads = request.elementwiseQuads;
   schedule.prepBlocks = request.prepBlocks;
   schedule.scanSegments = request.scanSegments;
@@ -465,9 +475,11 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << " decode-quads="
       << (request.decodeQuads < 0 ? std::string("auto")
                                   : std::to_string(request.decodeQuads))
+      << (request.decodeRawRows >= 0
+              ? " decode-raw-rows=" + std::to_string(request.decodeRawRows)
+              : "")
       << (request.elementwiseQuads >= 0
-              ? " elementwise-quads=" +
-                    std::to_string(request.elementwiseQuads)
+              ? " elementwise-quads=" + std::to_string(request.elementwiseQuads)
               : "")
       << " products=" << request.products << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B"
@@ -806,6 +818,7 @@ int runCompile() {
   request.factorProducts = factorProducts;
   request.decodeBlocks = decodeBlocks;
   request.decodeQuads = decodeQuads;
+  request.decodeRawRows = decodeRawRows;
   request.elementwiseQuads = elementwiseQuads;
   request.prepBlocks = prepBlocks;
   request.scanSegments = scanSegments;

@@ -37,6 +37,9 @@ struct CompileRequest {
   // vectors loaded four rows at a time); 0: strided rows; -1: 1 where a
   // token has two or more sub-steps. Not a knob of `rkc tune` either.
   int64_t decodeQuads = -1;
+  // Decode: a row role reading from two to this many input rows loads them
+  // all before widening any; 0 none; -1 the default rule (see Passes.td).
+  int64_t decodeRawRows = -1;
   // Split kernels: the prep kernel's launch bound asks for as many blocks an
   // SM as its shared memory allows, at most this many (1 to 4); 0: at most 4.
   int64_t prepBlocks = 0;

@@ -208,9 +208,9 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
     Option<"decodeRawRows", "decode-raw-rows", "int64_t", "-1",
            "Decode: a row role that reads from two to this many input rows "
            "loads them all as stored before widening any (one round trip to "
-           "memory, more registers); 0 none; -1 (default): every role where "
-           "a token has one sub-step and no role reads more than two rows, "
-           "else none">,
+           "memory, more registers); 0 none; -1 (default): where a token has "
+           "one sub-step, the roles of two rows (every role if none reads "
+           "more), else none">,
     Option<"elementwiseQuads", "elementwise-quads", "int64_t", "-1",
            "Elementwise prep ops four elements at a time where their tiles "
            "allow: 1 on, 0 off, -1 (default): on where every gate is a "

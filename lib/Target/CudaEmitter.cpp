@@ -49,7 +49,8 @@ struct CudaSchedule {
   bool bf16Products = false; // tensor-core products on bf16 operands
   bool decodeQuads = false; // decode: a thread's rows consecutive, vectors by 4
   int64_t decodeRawRows = -1;    // decode: roles of 2 to this many rows load
-                                 // them first (-1: see decodeLoadsFirst)
+                                 // them first (-1: by the sub-steps, see
+                                 // decodeLoadsFirst)
   int64_t elementwiseQuads = -1; // 1 / 0, or -1: by the gates (see below)
 
   bool read(Operation *op, std::string &error) {
@@ -3113,14 +3114,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   /// The row functions the decode kernel calls (one a distinct load).
   void emitDecodeRowFunctions(llvm::raw_ostream &os) {
-    bool first = decodeLoadsFirst();
-    int64_t most = decodeSchedule.decodeRawRows;
     for (const RoleLoad &load : decodeLoads())
       emitRowFunction(decodePlan, "decode", load.slot, load.role,
                       decodeAxis(load.role), /*consecutive=*/true, os,
-                      most >= 0 ? decodeRoleRows(load) >= 2 &&
-                                      decodeRoleRows(load) <= most
-                                : first);
+                      decodeLoadsFirst(load));
   }
 
   /// The input rows (vectors, not scalars) a decode role reads.
@@ -3133,21 +3130,25 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     });
   }
 
-  /// Whether the decode kernel's row roles load all their inputs before
-  /// widening any (else each as its expression reaches it, widened as
-  /// loaded): where a token has one sub-step and no role reads more than
-  /// two rows. Measured at (64, 32) and (256, 16), dk = dv = 128, every
-  /// role loading first against none: GDN-2 (a read and a value role of
-  /// two rows each) 1.05-1.07x, but QED (a read role of four rows) 0.76x,
-  /// EDA (two sub-steps) 0.95x and DeltaProduct 0.99x: under the decode
-  /// kernel's 48 registers, their rows held together spill.
-  bool decodeLoadsFirst() {
+  /// Whether a decode row role loads all its inputs before widening any
+  /// (else each as its expression reaches it, widened as loaded). With
+  /// `--decode-raw-rows N`, roles of two to N rows. By default, where a
+  /// token has one sub-step: every role if none reads more than two rows,
+  /// else the roles of two rows. Measured at (64, 32) and (256, 16), dk =
+  /// dv = 128, against widening as loaded: GDN-2 (a read and a value role
+  /// of two rows each) 1.05-1.07x; QED's value role (w, v) 1.016-1.022x,
+  /// but with its one-row roles too 0.95-0.96x and with its read role of
+  /// four rows 0.81-0.83x; EDA's two-row read role (two sub-steps) 0.956x.
+  /// Under the decode kernel's 48 registers, rows held together spill.
+  bool decodeLoadsFirst(const RoleLoad &load) const {
+    int64_t rows = decodeRoleRows(load);
+    if (decodeSchedule.decodeRawRows >= 0)
+      return rows >= 2 && rows <= decodeSchedule.decodeRawRows;
     if (decodePlan.substeps.size() != 1)
       return false;
-    for (const RoleLoad &load : decodeLoads())
-      if (decodeRoleRows(load) > 2)
-        return false;
-    return true;
+    return rows == 2 || llvm::all_of(decodeLoads(), [&](const RoleLoad &other) {
+             return decodeRoleRows(other) <= 2;
+           });
   }
 
   /// The axis of a decode row vector: value, one float (the strengths) or

@@ -238,16 +238,19 @@
 // GDN-NEXT: for (int i = 0; i < 2; ++i)
 // GDN-NEXT: e{{[0-9]+}}[i] = widenPacked(p.a.k.dtype, raw + 0, i);
 // GDN: out[i] = e{{[0-9]+}}[i] * __expf(e{{[0-9]+}});
-// QED's read role reads four rows (b, k, q, g): no role of its decode kernel
-// loads first.
+// QED has one sub-step a token and a read role of four rows (b, k, q, g): only
+// its role of two rows (the value role, w ⊙ v) loads first.
 // QED: __device__ __forceinline__ void decode_s0_gate_values(
 // QED-NOT: unsigned raw[
 // QED: __device__ __forceinline__ void decode_s0_read_values(
+// QED-NOT: unsigned raw[
 // QED: loadRowConsecutive<2>(p.a.b,
 // QED: loadRowConsecutive<2>(p.a.k,
 // QED: loadRowConsecutive<2>(p.a.q,
 // QED: loadRowConsecutive<2>(p.a.g,
 // QED-NOT: unsigned raw[
+// QED: __device__ __forceinline__ void decode_s0_value_values(
+// QED: unsigned raw[{{[0-9]+}}]; // the inputs as stored
 // QED: __global__
 // --decode-raw-rows 2: a role of two rows (QED's value role, w ⊙ v) loads
 // both as stored before widening either; its one-row roles and its read

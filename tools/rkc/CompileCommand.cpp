@@ -143,8 +143,8 @@ cl::opt<int64_t> decodeRawRows(
         "The decode kernel: a row role that reads from two to this "
         "many input rows loads them all as stored before widening any (one "
         "round trip to memory, more registers); 0: none; -1 (default): "
-        "every role where a token has one sub-step and no role reads "
-        "more than two rows, else none"),
+        "where a token has one sub-step, the roles of two rows (every role "
+        "if none reads more), else none"),
     cl::cat(compileCategory));
 cl::opt<int64_t> elementwiseQuads(
     "elementwise-quads", cl::sub(compileCommand), cl::init(-1),

@@ -3283,8 +3283,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "#ifdef RKC_PROFILE_DECODE\n"
           "#define RKC_DECODE_STAMP(k) stamp[k] = clock64()\n#else\n"
           "#define RKC_DECODE_STAMP(k) (void)0\n#endif\n"
-       << "extern \"C\" __global__ void RKC_DECODE_BOUNDS\nrkc_"
-       << name << "_decode_kernel(const Params p) {\n"
+       << "extern \"C\" __global__ void RKC_DECODE_BOUNDS\nrkc_" << name
+       << "_decode_kernel(const Params p) {\n"
        << "  extern __shared__ float4 smem4[];\n"
        << "  float *const smem = reinterpret_cast<float *>(smem4);\n"
        << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
@@ -3298,11 +3298,21 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "#ifdef RKC_PROFILE_DECODE\n  long long stamp[4] = {};\n#endif\n"
        << "  const int64_t base = ((slot * p.value_heads + hv) * DK) * DV + "
           "v0 + c;\n"
+       // Measured on EDA at (64, 32): held across the tokens, `base` was
+       // what ptxas spilled, and its reload before the final stores waited
+       // on L2 (6% of the kernel's stall samples).
+       << "  // The block's offset of the final state, kept in shared memory "
+          "rather than in\n  // registers held across the tokens: the "
+          "registers are the kernel's limit.\n"
+       << "  __shared__ int64_t stateBase[THREADS / 32];\n"
+       << "  if (lane == 0)\n    stateBase[warp] = base - c;\n"
+       << "  __syncwarp();\n"
        << "  float s[ROWS];\n"
        << "#pragma unroll\n"
        << "  for (int i = 0; i < ROWS; ++i) {\n"
        << "    const int d = " << row << ";\n"
-       << "    s[i] = p.a.initial_state && inState(d) ? p.a.initial_state[base + "
+       << "    s[i] = p.a.initial_state && inState(d) ? p.a.initial_state[base "
+          "+ "
           "d * DV] : 0.f;\n  }\n";
     for (size_t slot = 0; slot < decodePlan.substeps.size(); ++slot) {
       std::string n = std::to_string(slot);
@@ -3419,7 +3429,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "    for (int i = 0; i < ROWS; ++i) {\n"
        << "      const int d = " << row << ";\n"
        << "      if (inState(d))\n"
-       << "        p.a.final_state[base + d * DV] = s[i];\n    }\n  }\n"
+       << "        p.a.final_state[stateBase[warp] + c + d * DV] = s[i];\n"
+       << "    }\n  }\n"
        << "}\n";
   }
 

@@ -109,7 +109,13 @@
 // EDA: #define RKC_DECODE_BOUNDS __launch_bounds__(THREADS, RKC_DECODE_BLOCKS)
 // EDA: extern "C" __global__ void RKC_DECODE_BOUNDS
 // EDA-NEXT: rkc_eda_decode_kernel(const Params p) {
-// EDA: float s[ROWS];
+// The final state's offset is read back from shared memory, not held in a
+// register across the tokens.
+// EDA: __shared__ int64_t stateBase[THREADS / 32];
+// EDA-NEXT: if (lane == 0)
+// EDA-NEXT: stateBase[warp] = base - c;
+// EDA-NEXT: __syncwarp();
+// EDA-NEXT: float s[ROWS];
 // EDA-NEXT: #pragma unroll
 // EDA-NEXT: for (int i = 0; i < ROWS; ++i) {
 // EDA-NEXT: const int d = group * ROWS + i;
@@ -179,7 +185,7 @@
 // EDA-NEXT: __syncthreads();
 // EDA-NEXT: }
 // EDA: const int d = group * ROWS + i;
-// EDA: p.a.final_state[base + d * DV] = s[i];
+// EDA: p.a.final_state[stateBase[warp] + c + d * DV] = s[i];
 
 // --decode-quads 0: rows group + GROUPS * i, each vector's element loaded
 // alone (the default where a token has one sub-step).
@@ -198,7 +204,7 @@
 // STRIDED: s[i] += strengths1[1] * key1[d] * value1[c];
 // STRIDED: const int d = group + GROUPS * i;
 // STRIDED-NEXT: if (inState(d))
-// STRIDED-NEXT: p.a.final_state[base + d * DV] = s[i];
+// STRIDED-NEXT: p.a.final_state[stateBase[warp] + c + d * DV] = s[i];
 
 // STRIDEDLOG: decode-blocks=auto decode-quads=0 products=bf16
 // BADQUADS: rkc compile: error: @eda: rec-schedule: decode-quads (2) must be -1, 0 or 1

@@ -3216,6 +3216,13 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
           "(the compiler cannot know that\n/// threadIdx.x < THREADS).\n"
        << "__device__ __forceinline__ bool inState(int d) {\n"
           "  return ROWS * GROUPS == DK || d < DK;\n}\n"
+       << "/// threadIdx.x, read again where the last stores use it: ptxas "
+          "keeps the first\n/// read's values in registers to the end and, "
+          "under the decode kernel's\n/// registers, spills them.\n"
+       << "__device__ __forceinline__ int threadAgain() {\n"
+          "  int t;\n"
+          "  asm volatile(\"mov.u32 %0, %%tid.x;\" : \"=r\"(t));\n"
+          "  return t;\n}\n"
        << "// A sub-step's vectors in shared memory: gate (its exponential), "
           "erase_along,\n// read, key, query (DK each), value (BV), strength "
           "and write strength"
@@ -3324,9 +3331,18 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << n << " + DK;\n"
          << "  float *const strengths" << n << " = value" << n << " + BV;\n";
     }
+    // Measured on EDA and DeltaProduct: ptxas hoisted every role's row
+    // offset but for the token out of the loop and, at the kernel's 48
+    // registers, spilled some; their reloads wait on L2.
     os << "  for (int64_t t = bos; t < eos; ++t) {\n"
        << "    RKC_DECODE_STAMP(0);\n"
-       << "    // Every sub-step's row vectors: the roles dealt to the warps in "
+       << "    // Opaque copies of the sequence's row and head: the roles' row "
+          "offsets are\n    // computed where they load, not held in registers "
+          "across the tokens.\n"
+       << "    int64_t rowT = row, hvT = hv;\n"
+       << "    asm volatile(\"\" : \"+l\"(rowT), \"+l\"(hvT));\n"
+       << "    // Every sub-step's row vectors: the roles dealt to the warps "
+          "in "
           "turn, a warp's\n    // rows all loaded before it stores any.\n";
     // The roles in order, dealt to the warps in turn; a warp with several
     // loads all of its rows before storing any (one round trip, not one a
@@ -3336,10 +3352,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     for (size_t w = 0; w < std::min(warps, loads.size()); ++w) {
       os << "    if (warp == " << w << ") {\n";
       for (size_t i = w; i < loads.size(); i += warps)
-        os << "      float r" << i << "[" << rowValueCount(decodeAxis(loads[i].role))
-           << "];\n      decode_s" << loads[i].slot << "_"
-           << roleName(loads[i].role) << "_values(p, row, t, hv, r" << i
-           << ");\n";
+        os << "      float r" << i << "["
+           << rowValueCount(decodeAxis(loads[i].role)) << "];\n      decode_s"
+           << loads[i].slot << "_" << roleName(loads[i].role)
+           << "_values(p, rowT, t, hvT, r" << i << ");\n";
       for (size_t i = w; i < loads.size(); i += warps) {
         Axis axis = decodeAxis(loads[i].role);
         std::string r = "r" + std::to_string(i);
@@ -3407,10 +3423,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
       os << (quads ? "      }\n    }\n" : "    }\n");
       if (sub.query >= 0)
         os << "    {\n      const float o = " << sum("query" + n) << ";\n"
-           << "      if (group == 0)\n"
-           << "        store(p.a.o, row * p.a.o.stride[0] + t * "
-              "p.a.o.stride[1] + hv * p.a.o.stride[2] + (v0 + c) * "
-              "p.a.o.stride[3], o);\n    }\n";
+           << "      if (group == 0) {\n"
+           << "        int64_t rowO = row, hvO = hv; // opaque, as rowT\n"
+           << "        asm volatile(\"\" : \"+l\"(rowO), \"+l\"(hvO));\n"
+           << "        store(p.a.o, rowO * p.a.o.stride[0] + t * "
+              "p.a.o.stride[1] + hvO * p.a.o.stride[2] + (v0 + threadAgain() "
+              "% BV) * p.a.o.stride[3], o);\n      }\n    }\n";
     }
     // The next token's row loads overwrite the vectors read above; after
     // the last token no thread waits for the others.
@@ -3425,11 +3443,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "           stamp[1] - stamp[0], stamp[2] - stamp[1], stamp[3] - "
           "stamp[2]);\n#endif\n"
        << "  if (p.a.final_state) {\n"
+       << "    const int tid = threadAgain(), c = tid % BV, group = tid / BV;\n"
        << "#pragma unroll\n"
        << "    for (int i = 0; i < ROWS; ++i) {\n"
        << "      const int d = " << row << ";\n"
        << "      if (inState(d))\n"
-       << "        p.a.final_state[stateBase[warp] + c + d * DV] = s[i];\n"
+       << "        p.a.final_state[stateBase[tid / 32] + c + d * DV] = s[i];\n"
        << "    }\n  }\n"
        << "}\n";
   }

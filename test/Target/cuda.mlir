@@ -120,9 +120,14 @@
 // EDA-NEXT: for (int i = 0; i < ROWS; ++i) {
 // EDA-NEXT: const int d = group * ROWS + i;
 // EDA-NEXT: s[i] = p.a.initial_state && inState(d) ? p.a.initial_state[base + d * DV] : 0.f;
+// The roles' row offsets come from opaque copies of the row and head, so
+// that ptxas computes them where they load rather than holding them across
+// the tokens (and spilling them).
+// EDA: int64_t rowT = row, hvT = hv;
+// EDA-NEXT: asm volatile("" : "+l"(rowT), "+l"(hvT));
 // EDA: if (warp == 0) {
 // EDA-NEXT: float r0[2];
-// EDA-NEXT: decode_s0_gate_values(p, row, t, hv, r0);
+// EDA-NEXT: decode_s0_gate_values(p, rowT, t, hvT, r0);
 // EDA-NEXT: for (int c = 0; c < 2; ++c)
 // EDA-NEXT: r0[c] = __expf(r0[c]);
 // EDA-NEXT: {
@@ -130,14 +135,14 @@
 // EDA-NEXT: storeRow<2>(dst, threadIdx.x % 32, r0, true);
 // EDA: if (warp == 4) {
 // EDA-NEXT: float r4[2];
-// EDA-NEXT: decode_s1_erase_along_values(p, row, t, hv, r4);
+// EDA-NEXT: decode_s1_erase_along_values(p, rowT, t, hvT, r4);
 // EDA-NEXT: {
 // EDA-NEXT: float *const dst = along1;
 // EDA: float *const dst = at1;
 // EDA: float *const dst = key1;
 // EDA: if (warp == 5) {
 // EDA-NEXT: float r5[1];
-// EDA-NEXT: decode_s1_strength_values(p, row, t, hv, r5);
+// EDA-NEXT: decode_s1_strength_values(p, rowT, t, hvT, r5);
 // EDA: float *const dst = strengths1;
 // EDA: float *const dst = strengths1 + 1;
 // The value row keeps the block's columns [v0, v0 + BV).
@@ -146,7 +151,7 @@
 // EDA-NEXT: storeRowColumns<2>(dst, threadIdx.x % 32, r6, true, v0, BV);
 // EDA: if (warp == 7) {
 // EDA-NEXT: float r7[2];
-// EDA-NEXT: decode_s1_query_values(p, row, t, hv, r7);
+// EDA-NEXT: decode_s1_query_values(p, rowT, t, hvT, r7);
 // EDA-NOT: if (warp ==
 // With -DRKC_PROFILE_DECODE, clock stamps around the barrier after the row
 // loads (no code without it).
@@ -177,15 +182,19 @@
 // EDA: rowsOf(key1, group, j, key);
 // EDA: s[j + e] += strengths1[1] * key[e] * value1[c];
 // EDA: const float o = columnSum(s, query1, partials + (sums++ & 1u) * THREADS, group, c);
-// EDA-NEXT: if (group == 0)
+// EDA-NEXT: if (group == 0) {
+// EDA-NEXT: int64_t rowO = row, hvO = hv; // opaque, as rowT
+// EDA-NEXT: asm volatile("" : "+l"(rowO), "+l"(hvO));
+// EDA-NEXT: store(p.a.o, rowO * p.a.o.stride[0] + t * p.a.o.stride[1] + hvO * p.a.o.stride[2] + (v0 + threadAgain() % BV) * p.a.o.stride[3], o);
 // The next token's row loads wait for every thread's reads of this one's;
 // after the last token nothing waits.
 // EDA: RKC_DECODE_STAMP(3);
 // EDA-NEXT: if (t + 1 < eos)
 // EDA-NEXT: __syncthreads();
 // EDA-NEXT: }
+// EDA: const int tid = threadAgain(), c = tid % BV, group = tid / BV;
 // EDA: const int d = group * ROWS + i;
-// EDA: p.a.final_state[stateBase[warp] + c + d * DV] = s[i];
+// EDA: p.a.final_state[stateBase[tid / 32] + c + d * DV] = s[i];
 
 // --decode-quads 0: rows group + GROUPS * i, each vector's element loaded
 // alone (the default where a token has one sub-step).
@@ -204,7 +213,7 @@
 // STRIDED: s[i] += strengths1[1] * key1[d] * value1[c];
 // STRIDED: const int d = group + GROUPS * i;
 // STRIDED-NEXT: if (inState(d))
-// STRIDED-NEXT: p.a.final_state[stateBase[warp] + c + d * DV] = s[i];
+// STRIDED-NEXT: p.a.final_state[stateBase[tid / 32] + c + d * DV] = s[i];
 
 // STRIDEDLOG: decode-blocks=auto decode-quads=0 products=bf16
 // BADQUADS: rkc compile: error: @eda: rec-schedule: decode-quads (2) must be -1, 0 or 1

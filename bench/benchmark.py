@@ -31,6 +31,14 @@ prints the report on stdout last; progress goes to stderr, a line a row.
   python3 bench/benchmark.py --rkc build/bin/rkc --fla PATH_TO_FLA --out BENCHMARKS.md
   python3 bench/benchmark.py --rkc build/bin/rkc --fla PATH_TO_FLA --quick --specs kda,eda
 
+The rows are also written as JSON lines after every row (--rows, by default
+beside --out: BENCHMARKS.rows.jsonl), so that a run cut short by
+--time-limit, or by a limit on the machine, is finished by another with
+`--resume THAT_FILE`: the rows measured there (same rkc and fla commits, GPU
+and compile options; their ratios side by side as ever, their share of copy
+of their own run's copy bandwidth) are reported as they are, marked
+"resumed", and only the rest are compiled and measured.
+
 --fla is the folder holding a copy of flash-linear-attention's fla/ package:
 it is imported from there, never vendored. --quick keeps the first prefill
 shape, the T sweep up to 8192 and the first decode shape.
@@ -53,8 +61,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from report import (BOUND, PRODUCT_N, SWEEP_B, SWEEP_D, SWEEP_H,  # noqa: E402
-                    SWEEP_SPECS, SWEEP_T, Timing, ms,
-                    shape_text, shown_path, write_report)
+                    SWEEP_SPECS, SWEEP_T, Timing, ms, planned_rows, resumable,
+                    rows_from_json, rows_json, shape_text, shown_path,
+                    write_report)
 
 SPECS = ["kda", "gdn", "gdn2", "qed", "eda", "deltanet", "linear_attention",
          "comba", "dplr", "deltaproduct"]
@@ -727,25 +736,45 @@ def machine_info(args, fla_root):
         triton_version = "?"
     info.append(("torch / CUDA / triton", "%s / %s / %s" % (
         torch.__version__, torch.version.cuda, triton_version)))
-    commit = args.commit or git(ROOT, "rev-parse", "--short", "HEAD") or "?"
-    if not args.commit and git(ROOT, "status", "--porcelain", "--untracked-files=no"):
-        commit += " (with uncommitted changes)"
-    info.append(("rkc commit", commit))
+    info.append(("rkc commit", rkc_commit(args)))
     info.append(("rkc binary", shown_path(args.rkc)))
     info.append(("rkc compile options", args.compile_options or "(the defaults)"))
     try:
         version = importlib.import_module("fla").__version__
     except Exception:
         version = "?"
-    fla_commit = args.fla_commit
-    top = git(fla_root, "rev-parse", "--show-toplevel")
-    if not fla_commit and top and os.path.realpath(top) == os.path.realpath(fla_root):
-        fla_commit = git(fla_root, "rev-parse", "--short", "HEAD")
     info.append(("fla", "%s (version %s, commit %s)" % (
-        shown_path(fla_root), version, fla_commit or "unknown: not a git checkout")))
+        shown_path(fla_root), version,
+        fla_commit(args, fla_root) or "unknown: not a git checkout")))
     info.append(("date", datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")))
     return info
+
+
+def rkc_commit(args):
+    """The rkc commit the report names: --commit, else the checkout's."""
+    commit = args.commit or git(ROOT, "rev-parse", "--short", "HEAD") or "?"
+    if not args.commit and git(ROOT, "status", "--porcelain", "--untracked-files=no"):
+        commit += " (with uncommitted changes)"
+    return commit
+
+
+def fla_commit(args, fla_root):
+    """fla's commit: --fla-commit, else the checkout's where --fla is the top
+    of one (not a folder inside another repository), else None."""
+    if args.fla_commit:
+        return args.fla_commit
+    top = git(fla_root, "rev-parse", "--show-toplevel")
+    if top and os.path.realpath(top) == os.path.realpath(fla_root):
+        return git(fla_root, "rev-parse", "--short", "HEAD")
+    return None
+
+
+def run_identity(args):
+    """What rows of another run must share with this one (report.RUN_IDENTITY)."""
+    return {"gpu": torch.cuda.get_device_name(), "rkc_commit": rkc_commit(args),
+            "fla_commit": fla_commit(args, fla_path(args.fla)),
+            "compile_options": args.compile_options}
 
 
 def add_source_arguments(parser):
@@ -790,7 +819,8 @@ def main():
                         help="first prefill shape, T up to 8192, first decode shape")
     parser.add_argument("--commit", help="rkc commit to report (default: git HEAD)")
     parser.add_argument("--fla-commit", help="fla commit to report, if --fla is no git checkout")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1,
+                        help="inputs of row i drawn with seed 1000 * SEED + 1 + i")
     parser.add_argument("--rep-ms", type=float, default=200.0,
                         help="time spent in timed repetitions, per side (10 to 200 of them)")
     parser.add_argument("--warmup-ms", type=float, default=30.0)
@@ -800,6 +830,13 @@ def main():
     parser.add_argument("--time-limit", type=float, default=0,
                         help="seconds: rows not started by then are reported "
                              "as not run (the report is still written)")
+    parser.add_argument("--rows", metavar="PATH",
+                        help="the run's rows as JSON lines, rewritten after "
+                             "every row (default: --out with .rows.jsonl for .md)")
+    parser.add_argument("--resume", metavar="PATH",
+                        help="an earlier run's --rows (same commits, GPU and "
+                             "compile options): its measured rows are taken "
+                             "as they are and only the rest are measured")
     parser.add_argument("--warm-fla", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -810,6 +847,17 @@ def main():
         parser.error("--sections takes prefill, decode and sweep, got %r" %
                      args.sections)
     specs = parse_specs(parser, args.specs)
+    rows_path = args.rows or os.path.splitext(os.path.abspath(args.out))[0] + ".rows.jsonl"
+    if args.resume and os.path.abspath(args.resume) == os.path.abspath(rows_path):
+        parser.error("--resume %s is also this run's --rows; give --rows "
+                     "another path" % args.resume)
+    resume_text = None
+    if args.resume:
+        try:
+            with open(args.resume) as f:
+                resume_text = f.read()
+        except OSError as e:
+            parser.error("--resume: %s" % e)
     if not torch.cuda.is_available():
         sys.exit("benchmark.py: no CUDA device")
     fla_root = fla_path(args.fla)
@@ -842,50 +890,75 @@ def main():
     dims = sorted({s[3] for s in prefill_shapes} | {s[2] for s in decode_shapes} |
                   ({SWEEP_D} if any(s in specs for s in SWEEP_SPECS) else set()))
 
+    identity = run_identity(args)
+    resumed = {}
+    if resume_text is not None:
+        try:
+            resumed = resumable(identity, *rows_from_json(resume_text))
+        except ValueError as e:
+            sys.exit("benchmark.py: --resume %s: %s" % (args.resume, e))
+        print("resuming %d measured rows of %s" % (len(resumed), args.resume),
+              file=sys.stderr, flush=True)
+    planned = planned_rows(specs, sections, prefill_shapes, decode_shapes, sweep_ts)
+
+    def measured(spec, section, shape):   # a sweep row may be a prefill row
+        return (section, spec, shape) in resumed or (
+            section == "T sweep" and ("prefill", spec, shape) in resumed)
+    pending = [s for s in specs if any(
+        spec == s and not measured(spec, section, shape)
+        for spec, section, shape in planned)]
+
     global STARTED
     started = STARTED = time.time()
-    print("compiling %s (d = %s) ..." % (", ".join(specs), dims), file=sys.stderr, flush=True)
+    print("compiling %s (d = %s) ..." % (", ".join(pending) or "nothing", dims),
+          file=sys.stderr, flush=True)
     warm_args = [sys.executable, os.path.abspath(__file__), "--rkc", args.rkc,
                  "--fla", fla_root, "--sections", args.sections] + (
                  ["--quick"] if args.quick else []) + ["--warm-fla"]
-    compile_errors = precompile(specs, dims, python_dir, warm_args)
+    compile_errors = precompile(pending, dims, python_dir, warm_args)
     print("compiled in %.0f s%s" % (time.time() - started, "".join(
         "; %s: %s" % kv for kv in compile_errors.items())), file=sys.stderr, flush=True)
 
     prefill, sweep, decode, done = [], [], [], {}
-    seed = [args.seed * 1000]
-
-    def next_seed():
-        seed[0] += 1
-        return seed[0]
 
     with torch.inference_mode():
         FLUSH = torch.empty(512 << 20, dtype=torch.int8, device="cuda")
         copy_gbs = copy_bandwidth(args.rep_ms, args.warmup_ms)
         torch.cuda.empty_cache()
         print("device copy bandwidth %.0f GB/s" % copy_gbs, file=sys.stderr, flush=True)
-        sections = set(args.sections.split(","))
-        for spec in specs if "prefill" in sections else []:
-            for shape in prefill_shapes:
-                row = run_row("prefill", spec, shape,
-                              lambda: prefill_case(spec, *shape, next_seed()),
-                              args, compile_errors)
+
+        def row_of(section, spec, shape, make_case):
+            """The row measured, or taken from the run resumed; the rows so
+            far saved either way, so that a run cut short can be resumed."""
+            row = resumed.get((section, spec, shape))
+            if row is not None:
+                row = dict(row, resumed=True)
+                log(row)
+            else:
+                row = run_row(section, spec, shape, make_case, args, compile_errors)
+                row["copy_gbs"] = copy_gbs
+            saved.append(row)
+            with open(rows_path, "w") as f:
+                f.write(rows_json(identity, saved))
+            return row
+
+        # A row's seed is its place in the run, whichever rows are resumed.
+        saved = []
+        for i, (spec, section, shape) in enumerate(planned):
+            seed = args.seed * 1000 + 1 + i
+            if section == "prefill":
+                row = row_of(section, spec, shape,
+                             lambda: prefill_case(spec, *shape, seed))
                 prefill.append(row)
                 done[(spec, shape)] = row
-        for spec in specs if "decode" in sections else []:
-            for shape in decode_shapes:
-                decode.append(run_row("decode", spec, shape,
-                                      lambda: decode_case(spec, *shape, next_seed()),
-                                      args, compile_errors))
-        for spec in [s for s in SWEEP_SPECS
-                     if s in specs and "sweep" in sections]:
-            for T in sweep_ts:
-                shape = (SWEEP_B, T, SWEEP_H, SWEEP_D)
+            elif section == "decode":
+                decode.append(row_of(section, spec, shape,
+                                     lambda: decode_case(spec, *shape, seed)))
+            else:
                 row = done.get((spec, shape))   # a prefill shape: measured already
                 if row is None:
-                    row = run_row("T sweep", spec, shape,
-                                  lambda: prefill_case(spec, *shape, next_seed()),
-                                  args, compile_errors)
+                    row = row_of(section, spec, shape,
+                                 lambda: prefill_case(spec, *shape, seed))
                 sweep.append(row)
         FLUSH = None
 
@@ -893,7 +966,8 @@ def main():
     plots_dir = os.path.join(os.path.dirname(out), args.plots)
     text = write_report(out, plots_dir, args, machine_info(args, fla_root), copy_gbs,
                         specs, prefill, sweep, decode)
-    print("wrote %s and %s in %.0f s" % (out, plots_dir, time.time() - started),
+    print("wrote %s, %s and %s in %.0f s" % (out, plots_dir, rows_path,
+                                              time.time() - started),
           file=sys.stderr, flush=True)
     print(text)
 

@@ -10,8 +10,16 @@ reference), note, err_o and err_s (RKC against the reference), rkc and fla
 ((bytes in torch's allocator, bytes outside it) or None). "ok vs float64"
 rows are measured like "ok" ones: RKC and the reference disagreed, and RKC
 was within BOUND of the float64 recurrence (the parentheses give both sides'
-errors against it). The verdicts read only the timings.
+errors against it). The verdicts read only the timings. A row may also carry
+copy_gbs, the copy bandwidth measured in the run that measured it (a row
+taken from an earlier run by --resume keeps its own), and resumed.
+
+The rows of a run are also written as JSON (rows_json), a line of the run's
+identity first, so that a run cut short (--time-limit, or a time limit on
+the machine) can be finished by another that measures only what is missing
+(rows_from_json, resumable).
 """
+import json
 import math
 import os
 import sys
@@ -41,6 +49,87 @@ class Timing:
         self.median = quantile(times, 0.5)
         self.p20 = quantile(times, 0.2)
         self.p80 = quantile(times, 0.8)
+
+    def to_json(self):
+        return {"n": self.n, "median": self.median, "p20": self.p20,
+                "p80": self.p80}
+
+    @classmethod
+    def from_json(cls, d):
+        t = cls.__new__(cls)
+        t.n, t.median, t.p20, t.p80 = d["n"], d["median"], d["p20"], d["p80"]
+        return t
+
+
+# The fields of a run that rows from another run must share to be reported
+# with this one's: the same code on both sides, measured on the same GPU.
+RUN_IDENTITY = ("gpu", "rkc_commit", "fla_commit", "compile_options")
+
+
+def rows_json(identity, rows):
+    """A run's rows as text: the identity (a dict with RUN_IDENTITY's keys)
+    on the first line, then a row a line."""
+    lines = [json.dumps(identity, sort_keys=True)]
+    for r in rows:
+        d = dict(r)
+        d["shape"] = list(r["shape"])
+        for side in ("rkc", "fla"):
+            d[side] = r[side].to_json() if r[side] else None
+        lines.append(json.dumps(d, sort_keys=True))
+    return "\n".join(lines) + "\n"
+
+
+def rows_from_json(text):
+    """(identity, rows) of rows_json's text."""
+    lines = [l for l in text.splitlines() if l.strip()]
+    if not lines:
+        raise ValueError("no run identity: an empty rows file")
+    identity = json.loads(lines[0])
+    rows = []
+    for line in lines[1:]:
+        r = json.loads(line)
+        r["shape"] = tuple(r["shape"])
+        for side in ("rkc", "fla"):
+            r[side] = Timing.from_json(r[side]) if r[side] else None
+        for mem in ("mem_rkc", "mem_fla"):
+            if r.get(mem) is not None:
+                r[mem] = tuple(r[mem])
+        rows.append(r)
+    return identity, rows
+
+
+def resumable(identity, resumed_identity, rows):
+    """{(section, spec, shape): row} of an earlier run's rows that this run
+    takes as measured: those that were measured (ok, or FAILED: a verdict),
+    not those that errored or were not run. Raises ValueError where the two
+    runs differ in RUN_IDENTITY."""
+    differ = [k for k in RUN_IDENTITY
+              if identity.get(k) != resumed_identity.get(k)]
+    if differ:
+        raise ValueError("the rows to resume are of another run: %s" % "; ".join(
+            "%s %r, this run %r" % (k, resumed_identity.get(k), identity.get(k))
+            for k in differ))
+    return {(r["section"], r["spec"], r["shape"]): r for r in rows
+            if r["status"].startswith(("ok", "FAILED"))}
+
+
+def planned_rows(specs, sections, prefill_shapes, decode_shapes, sweep_ts):
+    """(spec, section, shape) of every row the run reports, in its order:
+    the prefill table, the decode table, the T sweep."""
+    rows = []
+    if "prefill" in sections:
+        rows += [(spec, "prefill", shape) for spec in specs for shape in prefill_shapes]
+    if "decode" in sections:
+        rows += [(spec, "decode", shape) for spec in specs for shape in decode_shapes]
+    if "sweep" in sections:
+        rows += [(spec, "T sweep", (SWEEP_B, T, SWEEP_H, SWEEP_D))
+                 for spec in SWEEP_SPECS if spec in specs for T in sweep_ts]
+    return rows
+
+
+def row_copy(row, copy_gbs):
+    """The copy bandwidth a row's share is of: its own run's."""
+    return row.get("copy_gbs") or copy_gbs
 
 
 def quantile(sorted_values, p):
@@ -109,6 +198,8 @@ def status_text(row):
         s = "ok; " + row["note"]
     elif row["note"]:
         s += "; " + row["note"]
+    if row.get("resumed"):
+        s += " (resumed)"
     return s.replace("|", "/")
 
 
@@ -127,7 +218,7 @@ def prefill_lines(rows, copy_gbs):
                       timing_text(r["rkc"]), timing_text(r["fla"]),
                       "%.2f×" % s if s else "–", err_text(r["err_o"]),
                       err_text(r["err_s"]), "%.0f" % g if g else "–",
-                      "%.0f%%" % (100 * g / copy_gbs) if g else "–",
+                      "%.0f%%" % (100 * g / row_copy(r, copy_gbs)) if g else "–",
                       memory_text(r), status_text(r)])
     return lines
 
@@ -184,7 +275,8 @@ def acceptance(specs, prefill, sweep, decode, copy_gbs):
                       ", ".join("%.2f×" % v if v else "–" for v in vals) or "–",
                       verdict(got, lambda v: v <= target, len(got) == len(vals))))
     share = {r["spec"] + " " + shape_text(r["shape"]):
-             (gbs(r) / copy_gbs if gbs(r) else None) for r in decode}
+             (gbs(r) / row_copy(r, copy_gbs) if gbs(r) else None)
+             for r in decode}
     for spec in ("kda", "gdn"):
         if spec in specs:
             vals = [v for k, v in share.items() if k.split()[0] == spec]
@@ -253,9 +345,16 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
               ["python3", "bench/benchmark.py"] + [
                   shown_path(a) if os.path.isabs(a) else a
                   for a in sys.argv[1:]]), ""]
+    resumed = sorted({r["copy_gbs"] for r in prefill + sweep + decode
+                      if r.get("resumed") and r.get("copy_gbs")})
     md += table(["run", ""], [[k, v] for k, v in info] + [
         ["device copy bandwidth", "%.0f GB/s (read + write bytes of a 1 GiB "
-         "`copy_`, this run)" % copy_gbs]])
+         "`copy_`, this run)" % copy_gbs]] + ([[
+             "rows of an earlier run", "%d, marked \"resumed\" (`--resume`: "
+             "the same commits, GPU and options; copy bandwidth %s GB/s "
+             "there, their share of copy is of it)" % (
+                 sum(1 for r in prefill + sweep + decode if r.get("resumed")),
+                 ", ".join("%.0f" % g for g in resumed))]] if resumed else []))
     md += ["", "Method: one process, the same inputs on both sides (bf16 q, k, v and "
            "strengths, fp32 log-space gates `logsigmoid(N)` clamped to [-5, 0], q/k/e "
            "L2-normalised, a fresh seed a row). Each row is checked first: relative "

@@ -82,6 +82,71 @@ class Acceptance(unittest.TestCase):
         self.assertAlmostEqual(max(x for _, _, x in ratios), 1.3)
 
 
+class Resume(unittest.TestCase):
+    IDENTITY = {"gpu": "a test GPU", "rkc_commit": "abc1234",
+                "fla_commit": "bc3b101d", "compile_options": ""}
+
+    def rows(self):
+        return [dict(row("prefill", "kda", SHAPES[0], rkc=0.5, fla=1.0,
+                         nbytes=4e8), copy_gbs=4100.0),
+                row("prefill", "gdn", SHAPES[0], status="FAILED"),
+                row("decode", "kda", (64, 32, 128), status="error: boom"),
+                row("T sweep", "eda", (1, 2048, 16, 128),
+                    status="not run: past --time-limit")]
+
+    def test_rows_survive_the_round_trip(self):
+        identity, rows = report.rows_from_json(
+            report.rows_json(self.IDENTITY, self.rows()))
+        self.assertEqual(identity, self.IDENTITY)
+        first = rows[0]
+        self.assertEqual(first["shape"], SHAPES[0])   # a tuple again
+        self.assertEqual(first["mem_fla"], (2 ** 30, 0))
+        self.assertAlmostEqual(first["rkc"].median, 0.5)
+        self.assertAlmostEqual(first["fla"].p80, timing(1.0).p80)
+        self.assertEqual(first["copy_gbs"], 4100.0)
+        self.assertIsNone(rows[1]["rkc"])
+
+    def test_only_measured_rows_are_taken(self):
+        _, rows = report.rows_from_json(report.rows_json(self.IDENTITY, self.rows()))
+        taken = report.resumable(self.IDENTITY, self.IDENTITY, rows)
+        self.assertEqual(sorted(taken), [("prefill", "gdn", SHAPES[0]),
+                                         ("prefill", "kda", SHAPES[0])])
+
+    def test_another_run_is_refused(self):
+        other = dict(self.IDENTITY, rkc_commit="def5678")
+        with self.assertRaisesRegex(ValueError, "rkc_commit 'def5678', this run 'abc1234'"):
+            report.resumable(self.IDENTITY, other, [])
+        with self.assertRaises(ValueError):
+            report.rows_from_json("")
+
+    def test_a_resumed_row_keeps_its_own_copy_bandwidth(self):
+        # 3.6e9 bytes in 1 ms: 90% of its run's 4000 GB/s, though this run
+        # measured 5000.
+        decode = [dict(row("decode", "kda", (64, 32, 128), rkc=1.0, nbytes=3.6e9),
+                       copy_gbs=4000.0, resumed=True)]
+        v = verdicts(report.acceptance(["kda"], [], [], decode, 5000))
+        self.assertEqual(v["kda decode, share of copy bandwidth"], "pass")
+        work = (sys.argv[1] if len(sys.argv) > 1 else "/tmp/rkc-report-test") + "-resume"
+        os.makedirs(work, exist_ok=True)
+        text = report.write_report(
+            os.path.join(work, "BENCHMARKS.md"), os.path.join(work, "plots"), None,
+            [("GPU", "a test GPU")], 5000.0, ["kda"], [], [], decode)
+        self.assertIn("| rows of an earlier run | 1, marked", text)
+        self.assertIn("copy bandwidth 4000 GB/s there", text)
+        self.assertIn("| 90% |", text)
+        self.assertIn("ok (resumed)", text)
+
+    def test_planned_rows_in_report_order(self):
+        planned = report.planned_rows(["kda", "gdn"], ["prefill", "decode", "sweep"],
+                                      SHAPES[:1], [(64, 32, 128)], [2048, 4096])
+        self.assertEqual(planned, [
+            ("kda", "prefill", SHAPES[0]), ("gdn", "prefill", SHAPES[0]),
+            ("kda", "decode", (64, 32, 128)), ("gdn", "decode", (64, 32, 128)),
+            ("kda", "T sweep", (1, 2048, 16, 128)),
+            ("kda", "T sweep", (1, 4096, 16, 128))])
+        self.assertEqual(report.planned_rows(["gdn"], ["sweep"], [], [], [2048]), [])
+
+
 class Report(unittest.TestCase):
     def test_writes_the_tables_and_two_well_formed_plots(self):
         work = sys.argv[1] if len(sys.argv) > 1 else "/tmp/rkc-report-test"

@@ -500,11 +500,11 @@
 // ROWPAIR-NEXT: rec.chunk.rows gate
 // ROWPAIR-NEXT: // (loaded with the rows above)
 
-// An input's head under GVA in 32-bit arithmetic, so that the division is
-// a few instructions and not a 64-bit routine a row; skipped without GVA.
+// An input's head under GVA in 32-bit arithmetic, in a function of its own
+// that only GVA calls: the rows inline a compare, not a division each.
+// HEADS: __device__ __noinline__ int groupHead(unsigned hv, unsigned HV, unsigned heads) {
+// HEADS-NEXT: return hv / (HV / heads);
 // HEADS: __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 // HEADS: const int heads = static_cast<int>(x.shape[headDim]);
-// HEADS-NEXT: const int64_t h =
-// HEADS-NEXT: heads == HV ? hv
-// HEADS-NEXT: : static_cast<int>(hv) / (static_cast<int>(HV) / heads);
+// HEADS-NEXT: const int64_t h = heads == HV ? hv : groupHead(hv, HV, heads);
 // HEADS-NOT: hv / (HV / heads)

@@ -9,7 +9,11 @@ by the instructions executed and the stall samples instead, joined by offset.
 
   nvcc -arch=sm_90a -cubin -O3 -lineinfo -I DIR DIR/gdn.cu -o gdn.cubin
   python3 bench/sass_lines.py gdn.cubin rkc_gdn_prefill_kernel_tc \\
-      [--profile gdn-scan.sass.csv] [--top 40]
+      [--profile gdn-scan.sass.csv] [--top 40] [--loops]
+
+--loops adds the kernel's loops: each backward branch's span with its
+instructions and their mix, so that a change to a scan's chunk loop can be
+judged by its instructions a chunk before it is run.
 
 nvdisasm: --nvdisasm, else the one on PATH. CUDA 13 has none here; the one of
 CUDA 11.8 (Debian's non-free nvidia-cuda-toolkit, whose .deb can be unpacked
@@ -71,6 +75,50 @@ def listing(text, kernel):
     return at
 
 
+def labels(text, kernel):
+    """{label: offset} of `kernel`'s branch targets in nvdisasm's output
+    (a label names the instruction after it)."""
+    found, pending, inside = {}, [], False
+    for l in text.split("\n"):
+        if l.startswith(".text.%s:" % kernel):
+            inside = True
+            continue
+        if inside and (l.startswith("//----") or l.startswith(".text.")):
+            break
+        if not inside:
+            continue
+        m = re.match(r"^(\.L_x_\d+):", l)
+        if m:
+            pending.append(m.group(1))
+            continue
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/", l)
+        if m and pending:
+            for name in pending:
+                found[name] = int(m.group(1), 16)
+            pending = []
+    return found
+
+
+INTEGER = ("IMAD", "IADD3", "LEA", "LOP3", "SHF", "ISETP", "IABS", "VIADD")
+
+
+def loops(at, targets):
+    """[(first, last, instructions, opcode counter)] of every backward
+    branch's span (a loop's body as listed: its instructions per pass where
+    the body has no branches of its own), largest first. A loop unrolled
+    by k covers k passes."""
+    found = []
+    for offset, (_, instruction) in at.items():
+        m = re.search(r"\bBRA\b.*?(\.L_x_\d+)", instruction)
+        if not m or targets.get(m.group(1), offset + 1) > offset:
+            continue
+        first = targets[m.group(1)]
+        body = [i for o, (_, i) in at.items() if first <= o <= offset]
+        found.append((first, offset, len(body),
+                      collections.Counter(opcode(i) for i in body)))
+    return sorted(found, key=lambda x: -x[2])
+
+
 def opcode(instruction):
     text = re.sub(r"^@!?U?P[0-9T]\s+", "", instruction.strip())
     return text.split()[0].split(".")[0] if text else "?"
@@ -113,6 +161,10 @@ def main():
     parser.add_argument("--profile", help="kernel_profile.py's *.sass.csv")
     parser.add_argument("--nvdisasm", default=shutil.which("nvdisasm"))
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--loops", action="store_true",
+                        help="also the loops: each backward branch's span, "
+                             "its instructions and their mix (a scan's chunk "
+                             "loop: its instructions a chunk)")
     args = parser.parse_args()
     if not args.nvdisasm or not os.access(args.nvdisasm, os.X_OK):
         sys.exit("nvdisasm not found: pass --nvdisasm")
@@ -138,6 +190,14 @@ def main():
             100 * weight / total, 100 * sampled / samples)
                  if args.profile else "%5d instructions" % weight)
         print("%s  %s:%s  %s" % (share, name, line, mix))
+    if args.loops:
+        for first, last, count, ops in loops(at, labels(done.stdout, args.kernel)):
+            integer = sum(ops[k] for k in INTEGER)
+            print("loop 0x%04x-0x%04x: %d instructions, %d integer (%s), "
+                  "HMMA %d, LDSM %d, BAR %d" % (
+                      first, last, count, integer,
+                      ", ".join("%s %d" % (k, ops[k]) for k in INTEGER if ops[k]),
+                      ops["HMMA"], ops["LDSM"], ops["BAR"]))
 
 
 if __name__ == "__main__":

@@ -97,6 +97,37 @@ class SassLines(unittest.TestCase):
         sass_lines.old_header(dst, src)
         self.assertEqual(open(src, "rb").read(), data)
 
+    def test_loops(self):
+        # A chunk loop of four instructions around an inner loop of one, and
+        # a forward branch, which is no loop; another kernel's label of the
+        # same name does not count.
+        listing = """\
+//--------------------- .text.looping_kernel --------------------------
+.text.looping_kernel:
+        /*0000*/                   MOV R1, RZ ;
+.L_x_1:
+        /*0010*/                   IMAD R2, R1, 0x4, RZ ;
+.L_x_2:
+        /*0020*/                   HMMA.16816.F32.BF16 R4, R8, R12, R4 ;
+        /*0030*/               @P1 BRA `(.L_x_2) ;
+        /*0040*/                   LEA R3, R2, R1, 0x2 ;
+        /*0050*/               @P0 BRA `(.L_x_1) ;
+        /*0060*/                   BRA `(.L_x_3) ;
+.L_x_3:
+        /*0070*/                   EXIT ;
+//--------------------- .text.last_kernel --------------------------
+.text.last_kernel:
+.L_x_1:
+        /*0000*/                   EXIT ;
+"""
+        at = sass_lines.listing(listing, "looping_kernel")
+        targets = sass_lines.labels(listing, "looping_kernel")
+        self.assertEqual(targets, {".L_x_1": 0x10, ".L_x_2": 0x20, ".L_x_3": 0x70})
+        found = sass_lines.loops(at, targets)
+        self.assertEqual([(f, l, n) for f, l, n, _ in found],
+                         [(0x10, 0x50, 5), (0x20, 0x30, 2)])
+        self.assertEqual(found[0][3], {"IMAD": 1, "HMMA": 1, "BRA": 2, "LEA": 1})
+
     def test_not_a_kernel(self):
         with self.assertRaises(SystemExit):
             sass_lines.listing(LISTING, "missing_kernel")

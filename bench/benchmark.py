@@ -47,6 +47,7 @@ import argparse
 import ctypes
 import datetime
 import gc
+import hashlib
 import importlib
 import os
 import subprocess
@@ -771,10 +772,31 @@ def fla_commit(args, fla_root):
 
 
 def run_identity(args):
-    """What rows of another run must share with this one (report.RUN_IDENTITY)."""
+    """What rows of another run must share with this one (report.RUN_IDENTITY):
+    besides the commits (which a modified checkout or --commit can blur) the
+    rkc binary's hash, fla's and the libraries' versions, and the method's
+    arguments."""
+    digest = hashlib.sha256()
+    with open(args.rkc, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    try:
+        fla_version = importlib.import_module("fla").__version__
+    except Exception:
+        fla_version = "?"
+    try:
+        import triton
+        triton_version = triton.__version__
+    except Exception:
+        triton_version = "?"
     return {"gpu": torch.cuda.get_device_name(), "rkc_commit": rkc_commit(args),
+            "rkc_binary": digest.hexdigest()[:16],
             "fla_commit": fla_commit(args, fla_path(args.fla)),
-            "compile_options": args.compile_options}
+            "versions": "fla %s, torch %s, CUDA %s, triton %s" % (
+                fla_version, torch.__version__, torch.version.cuda, triton_version),
+            "compile_options": args.compile_options,
+            "method": "seed %d, rep %g ms, warm-up %g ms" % (
+                args.seed, args.rep_ms, args.warmup_ms)}
 
 
 def add_source_arguments(parser):
@@ -893,8 +915,11 @@ def main():
     identity = run_identity(args)
     resumed = {}
     if resume_text is not None:
+        def warn(message):
+            print("--resume %s: %s" % (args.resume, message), file=sys.stderr,
+                  flush=True)
         try:
-            resumed = resumable(identity, *rows_from_json(resume_text))
+            resumed = resumable(identity, *rows_from_json(resume_text, warn))
         except ValueError as e:
             sys.exit("benchmark.py: --resume %s: %s" % (args.resume, e))
         print("resuming %d measured rows of %s" % (len(resumed), args.resume),
@@ -938,8 +963,11 @@ def main():
                 row = run_row(section, spec, shape, make_case, args, compile_errors)
                 row["copy_gbs"] = copy_gbs
             saved.append(row)
-            with open(rows_path, "w") as f:
+            # Written aside, then renamed over the file: a run killed while
+            # writing leaves the last whole file, never a cut one.
+            with open(rows_path + ".partial", "w") as f:
                 f.write(rows_json(identity, saved))
+            os.replace(rows_path + ".partial", rows_path)
             return row
 
         # A row's seed is its place in the run, whichever rows are resumed.
@@ -955,7 +983,10 @@ def main():
                 decode.append(row_of(section, spec, shape,
                                      lambda: decode_case(spec, *shape, seed)))
             else:
-                row = done.get((spec, shape))   # a prefill shape: measured already
+                # A prefill shape: measured already, here or in the run resumed.
+                row = done.get((spec, shape))
+                if row is None and ("prefill", spec, shape) in resumed:
+                    row = dict(resumed[("prefill", spec, shape)], resumed=True)
                 if row is None:
                     row = row_of(section, spec, shape,
                                  lambda: prefill_case(spec, *shape, seed))

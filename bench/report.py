@@ -62,8 +62,11 @@ class Timing:
 
 
 # The fields of a run that rows from another run must share to be reported
-# with this one's: the same code on both sides, measured on the same GPU.
-RUN_IDENTITY = ("gpu", "rkc_commit", "fla_commit", "compile_options")
+# with this one's: the same code on both sides (the rkc binary by its hash,
+# fla and the libraries by their versions), measured on the same GPU by the
+# same method.
+RUN_IDENTITY = ("gpu", "rkc_commit", "rkc_binary", "fla_commit", "versions",
+                "compile_options", "method")
 
 
 def rows_json(identity, rows):
@@ -79,21 +82,36 @@ def rows_json(identity, rows):
     return "\n".join(lines) + "\n"
 
 
-def rows_from_json(text):
-    """(identity, rows) of rows_json's text."""
+def rows_from_json(text, warn=None):
+    """(identity, rows) of rows_json's text. A last line cut short (a run
+    killed while writing it) is left out, with `warn` (a function of a
+    message) told; anything else malformed raises ValueError naming its
+    line."""
     lines = [l for l in text.splitlines() if l.strip()]
     if not lines:
         raise ValueError("no run identity: an empty rows file")
-    identity = json.loads(lines[0])
+    try:
+        identity = json.loads(lines[0])
+    except ValueError as e:
+        raise ValueError("line 1 (the run's identity): %s" % e)
     rows = []
-    for line in lines[1:]:
-        r = json.loads(line)
-        r["shape"] = tuple(r["shape"])
-        for side in ("rkc", "fla"):
-            r[side] = Timing.from_json(r[side]) if r[side] else None
-        for mem in ("mem_rkc", "mem_fla"):
-            if r.get(mem) is not None:
-                r[mem] = tuple(r[mem])
+    for number, line in enumerate(lines[1:], 2):
+        try:
+            r = json.loads(line)
+            r["shape"] = tuple(r["shape"])
+            for side in ("rkc", "fla"):
+                r[side] = Timing.from_json(r[side]) if r[side] else None
+            for mem in ("mem_rkc", "mem_fla"):
+                if r.get(mem) is not None:
+                    r[mem] = tuple(r[mem])
+            missing = [k for k in ("section", "spec", "status") if k not in r]
+            if missing:
+                raise KeyError(", ".join(missing))
+        except (ValueError, KeyError, TypeError) as e:
+            if number == len(lines) and warn:
+                warn("line %d, the last, left out: %s" % (number, e))
+                break
+            raise ValueError("line %d: %s" % (number, e))
         rows.append(r)
     return identity, rows
 
@@ -345,15 +363,17 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
               ["python3", "bench/benchmark.py"] + [
                   shown_path(a) if os.path.isabs(a) else a
                   for a in sys.argv[1:]]), ""]
-    resumed = sorted({r["copy_gbs"] for r in prefill + sweep + decode
+    # A sweep row at a prefill shape is the prefill row itself: count rows once.
+    rows = list({id(r): r for r in prefill + sweep + decode}.values())
+    resumed = sorted({r["copy_gbs"] for r in rows
                       if r.get("resumed") and r.get("copy_gbs")})
     md += table(["run", ""], [[k, v] for k, v in info] + [
         ["device copy bandwidth", "%.0f GB/s (read + write bytes of a 1 GiB "
          "`copy_`, this run)" % copy_gbs]] + ([[
              "rows of an earlier run", "%d, marked \"resumed\" (`--resume`: "
-             "the same commits, GPU and options; copy bandwidth %s GB/s "
-             "there, their share of copy is of it)" % (
-                 sum(1 for r in prefill + sweep + decode if r.get("resumed")),
+             "the same commits, binary, versions, GPU, options and method; "
+             "copy bandwidth %s GB/s there, their share of copy is of it)" % (
+                 sum(1 for r in rows if r.get("resumed")),
                  ", ".join("%.0f" % g for g in resumed))]] if resumed else []))
     md += ["", "Method: one process, the same inputs on both sides (bf16 q, k, v and "
            "strengths, fp32 log-space gates `logsigmoid(N)` clamped to [-5, 0], q/k/e "

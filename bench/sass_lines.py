@@ -110,7 +110,8 @@ def loops(at, targets):
     found = []
     for offset, (_, instruction) in at.items():
         m = re.search(r"\bBRA\b.*?(\.L_x_\d+)", instruction)
-        if not m or targets.get(m.group(1), offset + 1) > offset:
+        # A branch to itself is no loop: nvdisasm closes a kernel with one.
+        if not m or targets.get(m.group(1), offset) >= offset:
             continue
         first = targets[m.group(1)]
         body = [i for o, (_, i) in at.items() if first <= o <= offset]

@@ -1141,7 +1141,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         // see the decode kernel. Quads by default where a token has two or
         // more sub-steps: eda and deltaproduct decode 1.12-1.17x, while
         // kda and deltanet (one sub-step) lose 3% to their extra registers
-        // (NOTES.md, decode quads).
+        // (NOTES.md, decode quads). Besides these, the kernel declares 8
+        // bytes a warp of static shared memory (the final state's offset),
+        // which the launch does not pass.
         int64_t substeps = llvm::range_size(
             decode.getBody().front().getOps<SubstepOp>());
         bool quads = decodeQuads >= 0 ? decodeQuads == 1 : substeps >= 2;

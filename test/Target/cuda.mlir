@@ -10,8 +10,10 @@
 // RUN: FileCheck %s --check-prefix=GDN --input-file=%t/gdn.cu
 // RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.qed --no-fatbin --dk 64 --dv 64 > /dev/null
 // RUN: FileCheck %s --check-prefix=QED --input-file=%t.qed/qed.cu
-// RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.raw2 --no-fatbin --dk 64 --dv 64 --decode-raw-rows 2 | FileCheck %s --check-prefix=RAW2LOG
-// RUN: FileCheck %s --check-prefix=RAW2 --input-file=%t.raw2/qed.cu
+// RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.raw4 --no-fatbin --dk 64 --dv 64 --decode-raw-rows 4 | FileCheck %s --check-prefix=RAW4LOG
+// RUN: FileCheck %s --check-prefix=RAW4 --input-file=%t.raw4/qed.cu
+// RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.raw0 --no-fatbin --dk 64 --dv 64 --decode-raw-rows 0 > /dev/null
+// RUN: FileCheck %s --check-prefix=RAW0 --input-file=%t.raw0/qed.cu
 // RUN: not rkc compile %rkc_src/examples/specs/qed.mlir -o %t.raw2 --no-fatbin --decode-raw-rows 9 2>&1 | FileCheck %s --check-prefix=BADRAW
 // RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.quads --no-fatbin --elementwise-quads 1 | FileCheck %s --check-prefix=QUADSLOG
 // RUN: FileCheck %s --check-prefix=QUADS --input-file=%t.quads/qed.cu
@@ -267,22 +269,29 @@
 // QED: __device__ __forceinline__ void decode_s0_value_values(
 // QED: unsigned raw[{{[0-9]+}}]; // the inputs as stored
 // QED: __global__
-// --decode-raw-rows 2: a role of two rows (QED's value role, w ⊙ v) loads
-// both as stored before widening either; its one-row roles and its read
-// role of four rows load as before.
-// RAW2LOG: decode-quads=auto decode-raw-rows=2
-// RAW2: __device__ __forceinline__ void decode_s0_gate_values(
-// RAW2-NOT: unsigned raw[
-// RAW2: __device__ __forceinline__ void decode_s0_read_values(
-// RAW2-NOT: unsigned raw[
-// RAW2: __device__ __forceinline__ void decode_s0_value_values(
-// RAW2-NEXT: const int lane
-// RAW2-NEXT: const int j
-// RAW2-NEXT: (void)j;
-// RAW2-NEXT: unsigned raw[{{[0-9]+}}]; // the inputs as stored
-// RAW2: __device__ __forceinline__ void decode_s0_query_values(
-// RAW2-NOT: unsigned raw[
-// RAW2: __global__
+// --decode-raw-rows 4: the roles of two to four rows load first, QED's read
+// role of four rows (b, k, q, g) too, unlike the default; its one-row roles
+// widen as they load.
+// RAW4LOG: decode-quads=auto decode-raw-rows=4
+// RAW4: __device__ __forceinline__ void decode_s0_gate_values(
+// RAW4-NOT: unsigned raw[
+// RAW4: __device__ __forceinline__ void decode_s0_read_values(
+// RAW4-NEXT: const int lane
+// RAW4-NEXT: const int j
+// RAW4-NEXT: (void)j;
+// RAW4-NEXT: unsigned raw[{{[0-9]+}}]; // the inputs as stored
+// RAW4: __device__ __forceinline__ void decode_s0_value_values(
+// RAW4-NEXT: const int lane
+// RAW4-NEXT: const int j
+// RAW4-NEXT: (void)j;
+// RAW4-NEXT: unsigned raw[{{[0-9]+}}]; // the inputs as stored
+// RAW4: __device__ __forceinline__ void decode_s0_query_values(
+// RAW4-NOT: unsigned raw[
+// RAW4: __global__
+// --decode-raw-rows 0: no role loads first, not even QED's value role.
+// RAW0: __device__ __forceinline__ void decode_s0_gate_values(
+// RAW0-NOT: unsigned raw[
+// RAW0: __global__
 // BADRAW: rkc compile: error: @qed: rec-schedule: decode-raw-rows (9) must be -1 or from 0 to 8
 // GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
 // GDN: rkc::tile::gram<TensorCores, 64>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,

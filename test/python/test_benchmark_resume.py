@@ -53,10 +53,15 @@ class StandIn:
         return row
 
 
-def run(work, stand_in, *extra):
-    argv = ["benchmark.py", "--rkc", "rkc", "--fla", work, "--specs", "kda,gdn",
-            "--quick", "--commit", "abc1234", "--fla-commit", "bc3b101d",
-            "--out", os.path.join(work, "BENCHMARKS.md")] + list(extra)
+def run(work, stand_in, *extra, quick=True):
+    rkc = os.path.join(work, "rkc")   # hashed into the run's identity
+    if not os.path.exists(rkc):
+        with open(rkc, "w") as f:
+            f.write("a stand-in for the rkc binary\n")
+    argv = ["benchmark.py", "--rkc", rkc, "--fla", work, "--specs", "kda,gdn",
+            "--commit", "abc1234", "--fla-commit", "bc3b101d",
+            "--out", os.path.join(work, "BENCHMARKS.md")] + (
+            ["--quick"] if quick else []) + list(extra)
     # A case's seed is all the stand-in keeps of it.
     case = lambda *shape_and_seed: shape_and_seed[-1]  # noqa: E731
     # rkc_torch as main() imports it (its ops need a newer PyTorch than the
@@ -120,6 +125,45 @@ class Resume(unittest.TestCase):
         run(self.work, third, "--rows", os.path.join(self.work, "third.jsonl"),
             "--resume", os.path.join(self.work, "second.jsonl"))
         self.assertEqual((third.compiled, third.measured), ([], []))
+
+    def test_a_row_cut_short_is_left_out(self):
+        rows = os.path.join(self.work, "cut.jsonl")
+        run(self.work, StandIn(), "--rows", rows)
+        # A run killed while writing its third row's line (were the file not
+        # renamed into place whole): the identity, two rows and a cut one.
+        lines = read(rows).splitlines()
+        with open(rows, "w") as f:
+            f.write("\n".join(lines[:4])[:-40])
+        second = StandIn()
+        with mock.patch("sys.stderr"):
+            run(self.work, second, "--rows", os.path.join(self.work, "cut2.jsonl"),
+                "--resume", rows)
+        # Two rows were whole; the third is measured again, with the rest.
+        self.assertEqual(len(second.measured), 5)
+
+    def test_the_sweep_takes_a_resumed_prefill_row_at_its_shape(self):
+        # Without --quick the sweep reaches (1, 32768, 16, 128), one of the
+        # prefill shapes: its row is the prefill row, also when resumed in
+        # a run that measures the sweep alone.
+        whole = StandIn()
+        rows = os.path.join(self.work, "full.jsonl")
+        run(self.work, whole, "--rows", rows, quick=False)
+        self.assertEqual(len(whole.measured), 6 + 4 + 5)
+        again = StandIn()
+        run(self.work, again, "--rows", os.path.join(self.work, "sweep.jsonl"),
+            "--resume", rows, "--sections", "sweep", quick=False)
+        self.assertEqual((again.compiled, again.measured), ([], []))
+        text = read(os.path.join(self.work, "BENCHMARKS.md"))
+        self.assertIn("| rows of an earlier run | 6, marked", text)   # once each
+
+    def test_another_method_is_refused(self):
+        rows = os.path.join(self.work, "seed1.jsonl")
+        run(self.work, StandIn(), "--rows", rows)
+        with self.assertRaises(SystemExit) as stop:
+            run(self.work, StandIn(), "--rows", os.path.join(self.work, "x.jsonl"),
+                "--resume", rows, "--seed", "7")
+        self.assertIn("method 'seed 1, rep 200 ms, warm-up 30 ms', this run "
+                      "'seed 7, rep 200 ms, warm-up 30 ms'", str(stop.exception))
 
     def test_rows_of_another_commit_are_refused(self):
         first = StandIn()

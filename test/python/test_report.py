@@ -118,6 +118,19 @@ class Resume(unittest.TestCase):
             report.resumable(self.IDENTITY, other, [])
         with self.assertRaises(ValueError):
             report.rows_from_json("")
+        # A malformed line other than the last is named; the last, cut short
+        # by a kill, is left out with a warning.
+        text = report.rows_json(self.IDENTITY, self.rows())
+        lines = text.splitlines()
+        broken = "\n".join([lines[0], lines[1][:-5]] + lines[2:])
+        with self.assertRaisesRegex(ValueError, "line 2: "):
+            report.rows_from_json(broken)
+        warnings = []
+        _, rows = report.rows_from_json("\n".join(lines[:-1] + [lines[-1][:-5]]),
+                                        warnings.append)
+        self.assertEqual(len(rows), len(lines) - 2)
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("line %d, the last, left out" % len(lines), warnings[0])
 
     def test_a_resumed_row_keeps_its_own_copy_bandwidth(self):
         # 3.6e9 bytes in 1 ms: 90% of its run's 4000 GB/s, though this run

@@ -98,9 +98,9 @@ class SassLines(unittest.TestCase):
         self.assertEqual(open(src, "rb").read(), data)
 
     def test_loops(self):
-        # A chunk loop of four instructions around an inner loop of one, and
-        # a forward branch, which is no loop; another kernel's label of the
-        # same name does not count.
+        # A chunk loop of four instructions around an inner loop of one, a
+        # forward branch and the closing branch to itself, which are no
+        # loops; another kernel's label of the same name does not count.
         listing = """\
 //--------------------- .text.looping_kernel --------------------------
 .text.looping_kernel:
@@ -115,6 +115,8 @@ class SassLines(unittest.TestCase):
         /*0060*/                   BRA `(.L_x_3) ;
 .L_x_3:
         /*0070*/                   EXIT ;
+.L_x_4:
+        /*0080*/                   BRA `(.L_x_4);
 //--------------------- .text.last_kernel --------------------------
 .text.last_kernel:
 .L_x_1:
@@ -122,7 +124,8 @@ class SassLines(unittest.TestCase):
 """
         at = sass_lines.listing(listing, "looping_kernel")
         targets = sass_lines.labels(listing, "looping_kernel")
-        self.assertEqual(targets, {".L_x_1": 0x10, ".L_x_2": 0x20, ".L_x_3": 0x70})
+        self.assertEqual(targets, {".L_x_1": 0x10, ".L_x_2": 0x20, ".L_x_3": 0x70,
+                                   ".L_x_4": 0x80})
         found = sass_lines.loops(at, targets)
         self.assertEqual([(f, l, n) for f, l, n, _ in found],
                          [(0x10, 0x50, 5), (0x20, 0x30, 2)])

@@ -487,7 +487,8 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
               ? " (" + std::to_string(kernels.prefillTensorCoreSharedBytes) +
                     " B for 16-bit outputs)"
               : std::string())
-      << ", decode " << kernels.decodeSharedBytes << " B a block"
+      << ", decode " << kernels.decodeSharedBytes << " B a block (and "
+      << request.threads / 32 * 8 << " B static)"
       << (kernels.prepSharedBytes
               ? ", prep " + std::to_string(kernels.prepSharedBytes) +
                     " B (value side " + std::to_string(kernels.prepValueTile) +

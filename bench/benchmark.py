@@ -34,9 +34,9 @@ prints the report on stdout last; progress goes to stderr, a line a row.
 The rows are also written as JSON lines after every row (--rows, by default
 beside --out: BENCHMARKS.rows.jsonl), so that a run cut short by
 --time-limit, or by a limit on the machine, is finished by another with
-`--resume THAT_FILE`: the rows measured there (same rkc and fla commits, GPU
-and compile options; their ratios side by side as ever, their share of copy
-of their own run's copy bandwidth) are reported as they are, marked
+`--resume THAT_FILE`: the rows measured there (same rkc and fla commits, rkc
+binary, versions, GPU, compile options, seed and times; their ratios side by
+side as ever, their share of copy of their own run's copy bandwidth) are reported as they are, marked
 "resumed", and only the rest are compiled and measured.
 
 --fla is the folder holding a copy of flash-linear-attention's fla/ package:
@@ -856,9 +856,10 @@ def main():
                         help="the run's rows as JSON lines, rewritten after "
                              "every row (default: --out with .rows.jsonl for .md)")
     parser.add_argument("--resume", metavar="PATH",
-                        help="an earlier run's --rows (same commits, GPU and "
-                             "compile options): its measured rows are taken "
-                             "as they are and only the rest are measured")
+                        help="an earlier run's --rows (same commits, rkc "
+                             "binary, versions, GPU, compile options, seed and "
+                             "times): its measured rows are taken as they are "
+                             "and only the rest are measured")
     parser.add_argument("--warm-fla", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args()
 

@@ -721,6 +721,14 @@ def git(folder, *cmd):
     return r.stdout.strip() if r.returncode == 0 else None
 
 
+def module_version(name):
+    """A module's __version__, or "?" where it does not import."""
+    try:
+        return importlib.import_module(name).__version__
+    except Exception:
+        return "?"
+
+
 def machine_info(args, fla_root):
     info = [("GPU", torch.cuda.get_device_name())]
     try:
@@ -730,22 +738,13 @@ def machine_info(args, fla_root):
     except OSError:
         driver = "?"
     info.append(("driver", driver))
-    try:
-        import triton
-        triton_version = triton.__version__
-    except Exception:
-        triton_version = "?"
     info.append(("torch / CUDA / triton", "%s / %s / %s" % (
-        torch.__version__, torch.version.cuda, triton_version)))
+        torch.__version__, torch.version.cuda, module_version("triton"))))
     info.append(("rkc commit", rkc_commit(args)))
     info.append(("rkc binary", shown_path(args.rkc)))
     info.append(("rkc compile options", args.compile_options or "(the defaults)"))
-    try:
-        version = importlib.import_module("fla").__version__
-    except Exception:
-        version = "?"
     info.append(("fla", "%s (version %s, commit %s)" % (
-        shown_path(fla_root), version,
+        shown_path(fla_root), module_version("fla"),
         fla_commit(args, fla_root) or "unknown: not a git checkout")))
     info.append(("date", datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")))
@@ -780,20 +779,12 @@ def run_identity(args):
     with open(args.rkc, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    try:
-        fla_version = importlib.import_module("fla").__version__
-    except Exception:
-        fla_version = "?"
-    try:
-        import triton
-        triton_version = triton.__version__
-    except Exception:
-        triton_version = "?"
     return {"gpu": torch.cuda.get_device_name(), "rkc_commit": rkc_commit(args),
             "rkc_binary": digest.hexdigest()[:16],
             "fla_commit": fla_commit(args, fla_path(args.fla)),
             "versions": "fla %s, torch %s, CUDA %s, triton %s" % (
-                fla_version, torch.__version__, torch.version.cuda, triton_version),
+                module_version("fla"), torch.__version__, torch.version.cuda,
+                module_version("triton")),
             "compile_options": args.compile_options,
             "method": "seed %d, rep %g ms, warm-up %g ms" % (
                 args.seed, args.rep_ms, args.warmup_ms)}
@@ -927,11 +918,15 @@ def main():
               file=sys.stderr, flush=True)
     planned = planned_rows(specs, sections, prefill_shapes, decode_shapes, sweep_ts)
 
-    def measured(spec, section, shape):   # a sweep row may be a prefill row
-        return (section, spec, shape) in resumed or (
-            section == "T sweep" and ("prefill", spec, shape) in resumed)
+    def earlier(section, spec, shape):
+        """The row the run resumed has for this one, or None: a sweep row at
+        a prefill shape is that prefill row."""
+        row = resumed.get((section, spec, shape))
+        if row is None and section == "T sweep":
+            row = resumed.get(("prefill", spec, shape))
+        return row
     pending = [s for s in specs if any(
-        spec == s and not measured(spec, section, shape)
+        spec == s and earlier(section, spec, shape) is None
         for spec, section, shape in planned)]
 
     global STARTED
@@ -956,7 +951,7 @@ def main():
         def row_of(section, spec, shape, make_case):
             """The row measured, or taken from the run resumed; the rows so
             far saved either way, so that a run cut short can be resumed."""
-            row = resumed.get((section, spec, shape))
+            row = earlier(section, spec, shape)
             if row is not None:
                 row = dict(row, resumed=True)
                 log(row)
@@ -984,10 +979,7 @@ def main():
                 decode.append(row_of(section, spec, shape,
                                      lambda: decode_case(spec, *shape, seed)))
             else:
-                # A prefill shape: measured already, here or in the run resumed.
-                row = done.get((spec, shape))
-                if row is None and ("prefill", spec, shape) in resumed:
-                    row = dict(resumed[("prefill", spec, shape)], resumed=True)
+                row = done.get((spec, shape))   # a prefill shape: measured already
                 if row is None:
                     row = row_of(section, spec, shape,
                                  lambda: prefill_case(spec, *shape, seed))

@@ -146,6 +146,8 @@ public:
     }
     out.prefillSharedBytes = s.sharedBytes;
     out.decodeSharedBytes = decodeSchedule.sharedBytes;
+    // The decode kernel's stateBase: an int64_t a warp.
+    out.decodeStaticSharedBytes = decodeSchedule.threads / 32 * 8;
     out.prepSharedBytes = s.prepSharedBytes;
     out.prepValueTile = s.prepValueTile;
     out.workspaceBytesPerChunk = s.workspaceFloats * 4;
@@ -3119,10 +3121,14 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   /// The row functions the decode kernel calls (one a distinct load).
   void emitDecodeRowFunctions(llvm::raw_ostream &os) {
-    for (const RoleLoad &load : decodeLoads())
+    std::vector<RoleLoad> loads = decodeLoads();
+    SmallVector<int64_t> rows = llvm::map_to_vector(
+        loads, [&](const RoleLoad &load) { return decodeRoleRows(load); });
+    bool atMostTwo = llvm::all_of(rows, [](int64_t n) { return n <= 2; });
+    for (auto [load, n] : llvm::zip_equal(loads, rows))
       emitRowFunction(decodePlan, "decode", load.slot, load.role,
                       decodeAxis(load.role), /*consecutive=*/true, os,
-                      decodeLoadsFirst(load));
+                      decodeLoadsFirst(n, atMostTwo));
   }
 
   /// The input rows (vectors, not scalars) a decode role reads.
@@ -3135,8 +3141,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     });
   }
 
-  /// Whether a decode row role loads all its inputs before widening any
-  /// (else each as its expression reaches it, widened as loaded). With
+  /// Whether a decode row role of `rows` input rows loads them all before
+  /// widening any (else each as its expression reaches it, widened as
+  /// loaded); `atMostTwo`: no role of the kernel reads more than two. With
   /// `--decode-raw-rows N`, roles of two to N rows. By default, where a
   /// token has one sub-step: every role if none reads more than two rows,
   /// else the roles of two rows. Measured at (64, 32) and (256, 16), dk =
@@ -3145,15 +3152,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// but with its one-row roles too 0.95-0.96x and with its read role of
   /// four rows 0.81-0.83x; EDA's two-row read role (two sub-steps) 0.956x.
   /// Under the decode kernel's 48 registers, rows held together spill.
-  bool decodeLoadsFirst(const RoleLoad &load) const {
-    int64_t rows = decodeRoleRows(load);
+  bool decodeLoadsFirst(int64_t rows, bool atMostTwo) const {
     if (decodeSchedule.decodeRawRows >= 0)
       return rows >= 2 && rows <= decodeSchedule.decodeRawRows;
-    if (decodePlan.substeps.size() != 1)
-      return false;
-    return rows == 2 || llvm::all_of(decodeLoads(), [&](const RoleLoad &other) {
-             return decodeRoleRows(other) <= 2;
-           });
+    return decodePlan.substeps.size() == 1 && (rows == 2 || atMostTwo);
   }
 
   /// The axis of a decode row vector: value, one float (the strengths) or

@@ -25,6 +25,9 @@ struct CudaKernels {
   std::string launcher; // NAME_launch.c body (without the fatbin bytes)
   std::string manifest; // NAME.json: inputs, sizes, entry points
   int64_t prefillSharedBytes = 0, decodeSharedBytes = 0;
+  /// The decode kernel's static shared memory, besides decodeSharedBytes
+  /// (which the launch passes).
+  int64_t decodeStaticSharedBytes = 0;
   /// The prefill kernel for 16-bit outputs' (its scan's staging buffers in
   /// 16 bits: at most prefillSharedBytes).
   int64_t prefillTensorCoreSharedBytes = 0;

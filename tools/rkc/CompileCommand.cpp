@@ -488,7 +488,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
                     " B for 16-bit outputs)"
               : std::string())
       << ", decode " << kernels.decodeSharedBytes << " B a block (and "
-      << request.threads / 32 * 8 << " B static)"
+      << kernels.decodeStaticSharedBytes << " B static)"
       << (kernels.prepSharedBytes
               ? ", prep " + std::to_string(kernels.prepSharedBytes) +
                     " B (value side " + std::to_string(kernels.prepValueTile) +

@@ -2235,6 +2235,10 @@ private:
          << "    stageChunk<TensorCores>(stages, wsNext, v0, p, row, tBegin, "
             "eos, hv);\n"
          << "  rkc::tile::copyAsyncCommit();\n"
+         // Two chunks a pass: each copy of the body knows its stage (n % 2
+         // folds), so the products' shared-memory addresses are constant
+         // offsets rather than recomputed a chunk.
+         << "#pragma unroll 2\n"
          << "  for (int64_t t0 = tBegin, n = 0; t0 < tEnd; t0 += C, ++n) {\n"
          << (s.stageBuffers == 2
                  ? "    unsigned char *const stage = stages + (n % 2) * "

@@ -2250,7 +2250,8 @@ private:
          << (s.stageBuffers == 2 ? "    if (t0 + C < tEnd)\n"
                                  : "    if (kTwoStages<TensorCores> && t0 + C "
                                    "< tEnd)\n")
-         << "      stageChunk<TensorCores>(stages + ((n + 1) % 2) * STAGE_BYTES, "
+         << "      stageChunk<TensorCores>(stages + ((n + 1) % 2) * "
+            "STAGE_BYTES, "
             "wsNext += wsStep, v0,\n"
          << "                              p, row, t0 + C, eos, hv);\n"
          << "    rkc::tile::copyAsyncCommit();\n";
@@ -2500,15 +2501,12 @@ template <int N>
 }
 
 /// An element loadRowRaw or loadRaw read, as a float.
+/// (All three conversions, then a select: no branch an element.)
 [[maybe_unused]] __device__ __forceinline__ float widen(int dtype, unsigned bits) {
-  switch (dtype) {
-  case RKC_BF16:
-    return __uint_as_float(bits << 16);
-  case RKC_F16:
-    return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
-  default:
-    return __uint_as_float(bits);
-  }
+  const float bf16 = __uint_as_float(bits << 16),
+              f16 = __half2float(__ushort_as_half(static_cast<unsigned short>(bits))),
+              f32 = __uint_as_float(bits);
+  return dtype == RKC_BF16 ? bf16 : dtype == RKC_F16 ? f16 : f32;
 }
 
 /// The decode kernel's rows (one token's, latency-bound) are dealt out

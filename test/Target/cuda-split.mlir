@@ -153,7 +153,9 @@
 // products read that sum (U): it is stored as their operand (16 bits where
 // they take bf16 operands).
 // CHECK: S[(e / BV) * SLD + e % BV] = entering ? entering[(enteringRow + e / BV) * DV + v0 + e % BV]
-// CHECK: rkc::tile::Operand<TensorCores> *const [[U:tile[0-9]+]] = reinterpret_cast<rkc::tile::Operand<TensorCores> *>(smem + {{[0-9]+}}); // !rec.tile<chunk, value>, only bf16 products read it
+// Its place is a multiple of 16 bytes, and the kernel says so (the products
+// then need no path for rows that are not 16-byte aligned).
+// CHECK: rkc::tile::Operand<TensorCores> *const [[U:tile[0-9]+]] = static_cast<rkc::tile::Operand<TensorCores> *>(__builtin_assume_aligned(smem + {{[0-9]+}}, 16)); // !rec.tile<chunk, value>, only bf16 products read it
 // CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
 // CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;
 // The next chunk's workspace is carried from chunk to chunk (one chunk slot
@@ -174,8 +176,9 @@
 // G's last row is read as row 15 of its tile.
 // CHECK: const float *const [[G:tile[0-9]+]] = reinterpret_cast<const float *>(stage + (TensorCores ? 0 : 0)) - 960;
 // The other crossing values come staged too, the value rows with them: the
-// scan loads no input row.
-// CHECK-COUNT-6: const Crossing<TensorCores> *const tile{{[0-9]+}} = reinterpret_cast<const Crossing<TensorCores> *>(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}));
+// scan loads no input row. Each starts at a multiple of 16 bytes (G, at its
+// last row, is not said to).
+// CHECK-COUNT-6: const Crossing<TensorCores> *const tile{{[0-9]+}} = static_cast<const Crossing<TensorCores> *>(__builtin_assume_aligned(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}), 16));
 // CHECK-NOT: prefill_s0_value(
 // The inner extent is a template argument: the product's loops unroll. The
 // sum after it (its only reader, the staged addend there from the start) is

@@ -6,7 +6,8 @@ fp32 log-space gates, q/k/e L2-normalised, a fresh seed a row), runs RKC's
 prefill kernel through rkc_torch and the matching fla kernel in one process
 on the same inputs, checks that the two agree (relative Frobenius error of o
 and of the final state within 5e-3) and only then times both with CUDA events
-(warm-up, L2 flushed before every repetition, median with p20/p80). Where the
+(warm-up, L2 flushed before every repetition, each call enqueued while the GPU
+still waits so that the host's time is not counted, median with p20/p80). Where the
 two disagree, fla's kernel is a reference, not the truth: both sides are then
 measured against a float64 evaluation of the recurrence (MATH.md's table,
 token by token in torch, on the inputs RKC got), and a row whose RKC outputs
@@ -418,11 +419,40 @@ def recurrence_reference(spec, x):
 
 # ---------------------------------------------------------- measurement --
 
+GPU_CYCLES_PER_MS = None
+
+
+def gpu_cycles_per_ms():
+    """The GPU's clock (what torch.cuda._sleep counts), in cycles a ms,
+    measured once."""
+    global GPU_CYCLES_PER_MS
+    if GPU_CYCLES_PER_MS is None:
+        cycles = 20_000_000
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        torch.cuda.synchronize()
+        GPU_CYCLES_PER_MS = cycles / max(start.elapsed_time(end), 1e-3)
+    return GPU_CYCLES_PER_MS
+
+
 def measure(fn, rep_ms, warmup_ms):
-    """CUDA-event times of `fn` in ms, each after zeroing a buffer larger
-    than L2 (as triton's do_bench does); the zeroing also keeps the GPU busy
-    while the host enqueues the next call, so host overhead stays out."""
+    """CUDA-event times of `fn` in ms: the GPU's time, not the host's. Each
+    call is enqueued while the GPU still waits (a spin of twice the host's
+    time to enqueue one call, then the zeroing of a buffer larger than L2,
+    as triton's do_bench flushes it), so that the events time the kernels
+    alone: a reference whose Python enqueues its kernels more slowly than
+    they run was otherwise timed at the host's pace (fla's GDN at 1.0 ms
+    of which 0.49 ms were kernels, on a loaded host). The garbage collector
+    is off while the repetitions are enqueued."""
     fn()
+    torch.cuda.synchronize()
+    begun = time.perf_counter()
+    for _ in range(3):
+        fn()
+    host_ms = (time.perf_counter() - begun) * 1e3 / 3
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
@@ -435,14 +465,22 @@ def measure(fn, rep_ms, warmup_ms):
     for _ in range(min(max(int(warmup_ms / estimate), 1), 25)):
         fn()
     n = min(max(int(rep_ms / estimate), 10), 200)
+    cover = int((2 * host_ms + 0.05) * gpu_cycles_per_ms())
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    for i in range(n):
-        FLUSH.zero_()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for i in range(n):
+            torch.cuda._sleep(cover)
+            FLUSH.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+    finally:
+        if collecting:
+            gc.enable()
     return Timing([s.elapsed_time(e) for s, e in zip(starts, ends)])
 
 

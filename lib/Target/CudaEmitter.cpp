@@ -1577,12 +1577,17 @@ private:
              ", 16))";
     return "reinterpret_cast<" + type + ">(" + address + ")";
   }
-  /// Whether every staging buffer starts 16-byte aligned in both kernels
-  /// (dynamic shared memory is): STAGE_AT and a buffer's size, in each
-  /// kernel's layout, multiples of 16 bytes.
-  bool stagesAligned() const {
+  /// Whether a staged value starts 16-byte aligned in both kernels (dynamic
+  /// shared memory does): STAGE_AT, a buffer's size and the value's offset
+  /// (stageAt's two), in each kernel's layout, multiples of 16 bytes.
+  bool stagedAligned(Operation *op) const {
     int64_t at = s.sharedBytes / 4 - s.stageBuffers * s.stageFloats;
-    return at % 4 == 0 && s.stageFloats % 4 == 0 && s.stageHalfBytes % 16 == 0;
+    return at % 4 == 0 && s.stageFloats % 4 == 0 &&
+           s.stageHalfBytes % 16 == 0 &&
+           op->getAttrOfType<IntegerAttr>("rec.stage_half_offset").getInt() %
+                   16 ==
+               0 &&
+           op->getAttrOfType<IntegerAttr>("rec.stage_offset").getInt() % 4 == 0;
   }
   /// Its byte offset in a staging buffer, by kernel.
   static std::string stageAt(Operation *op) {
@@ -2284,15 +2289,9 @@ private:
         // A last-row value is staged alone: its pointer sits so that the
         // row is where the ops read it (row rows - 1).
         int64_t first = lastRowOnly(&op) ? (nrows(v) - 1) * ncols(v) : 0;
-        bool aligned =
-            !first && stagesAligned() &&
-            op.getAttrOfType<IntegerAttr>("rec.stage_half_offset").getInt() %
-                    16 ==
-                0 &&
-            op.getAttrOfType<IntegerAttr>("rec.stage_offset").getInt() % 4 == 0;
         ks << "    const " << T << " *const " << tile(v) << " = "
            << pointerCast("const " + T + " *", "stage + " + stageAt(&op),
-                          aligned);
+                          !first && stagedAligned(&op));
         if (first)
           ks << " - " << first;
         ks << "; // " << v.getType() << "\n";

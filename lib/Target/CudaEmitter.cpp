@@ -824,9 +824,18 @@ private:
        << "        if (i >= " << nrows(r) << ")\n          break;\n"
        << "        float *dst = " << tile(r.getResult()) << " + i * "
        << ncols(r) << ";\n"
-       << "        const bool live = t0 + i / " << period << " < eos;\n"
-       << rowStore(t.getCols(), values + "[r]", "live", "        ")
-       << "      }\n";
+       << "        const bool live = t0 + i / " << period << " < eos;\n";
+    if (swizzledRows.contains(r.getResult()))
+      os << "        // swizzled (rkc::tile::swizzle): odd rows' halves of "
+            "every 32 floats traded\n"
+         << "        for (int c = 0; c < " << rowValueCount(t.getCols())
+         << "; ++c)\n"
+         << "          dst[(threadIdx.x % 32 + 32 * c) ^ ((i & 1) << 4)] = "
+            "(live ? "
+         << values << "[r][c] : 0.f);\n";
+    else
+      os << rowStore(t.getCols(), values + "[r]", "live", "        ");
+    os << "      }\n";
     return text;
   }
 
@@ -1117,6 +1126,23 @@ private:
       }
       return unfenced ? out + ", /*barrier=*/false" : out;
     };
+    // An elementwise op's result(), then its operand x's swizzle: every
+    // argument before it spelled out.
+    auto resultReading = [&](Value x) {
+      if (!swizzledRows.contains(x))
+        return result();
+      std::string out = tile(op->getResult(0));
+      if (keptAsComputed(op)) {
+        std::string T = crossingType(op);
+        out += ",\n        rkc::tile::KeepIn<" + T + ">{reinterpret_cast<" + T +
+               " *>(ws + " + workspaceAt(op) + ")}";
+      } else {
+        out += ", rkc::tile::NoKeep{}";
+      }
+      return out + ", /*barrier=*/" +
+             (prepOpUnfenced.contains(op) ? "false" : "true") +
+             ", /*xSwizzled=*/true";
+    };
     TypeSwitch<Operation *>(op)
         .Case([&](ChunkRowsOp r) {
           // Every row of the warp loaded before any is stored: a row past
@@ -1155,13 +1181,16 @@ private:
           std::string dl = g.getLhsDecay() ? tile(g.getLhsDecay()) : "nullptr";
           std::string dr = g.getRhsDecay() ? tile(g.getRhsDecay()) : "nullptr";
           int64_t dcols = g.getLhsDecay() ? ncols(g.getLhsDecay()) : 1;
-          os << "    rkc::tile::gram<TensorCores, " << ncols(g.getLhs())
-             << ">(" << tile(g.getLhs()) << ", "
-             << rows(g.getLhs()) << ", " << tile(g.getRhs()) << ", "
-             << rows(g.getRhs()) << ", " << ncols(g.getLhs()) << ", " << dl
-             << ", " << dr << ", " << dcols << ", "
-             << (g.getMask() == MaskKind::strict ? "true" : "false") << ", "
-             << result() << ");\n";
+          os << "    rkc::tile::gram<TensorCores, " << ncols(g.getLhs()) << ">("
+             << tile(g.getLhs()) << ", " << rows(g.getLhs()) << ", "
+             << tile(g.getRhs()) << ", " << rows(g.getRhs()) << ", "
+             << ncols(g.getLhs()) << ", " << dl << ", " << dr << ", " << dcols
+             << ", " << (g.getMask() == MaskKind::strict ? "true" : "false")
+             << ", " << result();
+          if (int bits = swizzledRows.contains(g.getLhs()) |
+                         swizzledRows.contains(g.getRhs()) << 1)
+            os << ", /*swizzled=*/" << bits;
+          os << ");\n";
         })
         .Case([&](ChunkScaleColsOp sc) {
           Value scale = sc.getScale();
@@ -1177,7 +1206,8 @@ private:
         .Case([&](ChunkScaleRowsOp sr) {
           os << "    rkc::tile::scaleRows(" << tile(sr.getMatrix()) << ", "
              << nrows(sr.getMatrix()) << ", " << ncols(sr.getMatrix()) << ", "
-             << tile(sr.getScale()) << ", " << result() << ");\n";
+             << tile(sr.getScale()) << ", " << resultReading(sr.getMatrix())
+             << ");\n";
         })
         .Case([&](ChunkNegOp n) {
           os << "    rkc::tile::neg(" << tile(n.getX()) << ", "
@@ -1207,9 +1237,9 @@ private:
         })
         .Case([&](ChunkDecayRowsOp d) {
           os << "    rkc::tile::decayRows(" << tile(d.getX()) << ", "
-             << rows(d.getX()) << ", " << ncols(d) << ", "
-             << tile(d.getDecay()) << ", " << ncols(d.getDecay()) << ", "
-             << result() << ");\n";
+             << rows(d.getX()) << ", " << ncols(d) << ", " << tile(d.getDecay())
+             << ", " << ncols(d.getDecay()) << ", " << resultReading(d.getX())
+             << ");\n";
         })
         .Case([&](ChunkDecayToEndOp d) {
           os << "    rkc::tile::decayToEnd(" << tile(d.getX()) << ", "
@@ -2123,6 +2153,53 @@ private:
        << ", " << ncols(first) << ");\n";
   }
 
+  /// The prep kernel's row tiles stored swizzled (`rkc::tile::swizzle`):
+  /// those the Grams read in quads, whose dense rows (a multiple of 32
+  /// floats apart) put two rows of a load's phase in the same banks. Only
+  /// where every reader takes them so: a Gram (as either side, not as a
+  /// decay), decay_rows and scale_rows (as the tile they scale), each run
+  /// as its own op in the prep kernel; nothing the scan reads. Not for a
+  /// Gram with a decay per channel: it reads its decay tile (dense) at the
+  /// rows' offsets, which a swizzle of the rows alone splits into two
+  /// address streams; measured on the H200 at (1, 8192, 32): GDN 1.030x,
+  /// Comba 1.029x, DeltaProduct 1.009x, but KDA, GDN-2, QED and EDA
+  /// 0.975-0.980x with it (NOTES.md, v23).
+  void planSwizzledRows(Block &body,
+                        llvm::function_ref<StringRef(Operation &)> phase) {
+    swizzledRows.clear();
+    if (emitting != "prep")
+      return;
+    for (Operation &op : body) {
+      auto rowsOp = dyn_cast<ChunkRowsOp>(op);
+      if (!rowsOp || phase(op) != "prep" || op.hasAttr("rec.to_scan") ||
+          op.hasAttr("rec.per_value_tile") ||
+          cast<TileType>(rowsOp.getType()).getCols() != Axis::key ||
+          ncols(rowsOp) % 32 || nrows(rowsOp) % 4)
+        continue;
+      Value v = rowsOp.getResult();
+      bool readersTakeIt =
+          !v.use_empty() && llvm::all_of(v.getUses(), [&](OpOperand &use) {
+            Operation *user = use.getOwner();
+            if (phase(*user) != "prep" || !computedElsewhere(user).empty())
+              return false;
+            if (auto g = dyn_cast<ChunkGramOp>(user))
+              return use.get() != g.getLhsDecay() &&
+                     use.get() != g.getRhsDecay() &&
+                     (!g.getLhsDecay() || ncols(g.getLhsDecay()) == 1);
+            if (auto d = dyn_cast<ChunkDecayRowsOp>(user))
+              return use.get() == d.getX() && use.get() != d.getDecay();
+            if (auto sr = dyn_cast<ChunkScaleRowsOp>(user))
+              return use.get() == sr.getMatrix() && use.get() != sr.getScale();
+            return false;
+          });
+      // (Only the Grams gain: rows that none reads stay dense.)
+      if (readersTakeIt && llvm::any_of(v.getUsers(), [](Operation *user) {
+            return isa<ChunkGramOp>(user);
+          }))
+        swizzledRows.insert(v);
+    }
+  }
+
   /// The scan's tiles that only bf16 products read (every reader a product
   /// of the scan whose inner extent is a multiple of 16, which rounds its
   /// operands to bf16 anyway): their writer stores them in 16 bits
@@ -2184,6 +2261,7 @@ private:
     planBarriers(body, phase);
     planRowPairs(body, phase);
     planPrepBarriers(body, phase);
+    planSwizzledRows(body, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S, nor a decay_state its
     // product scales from S, nor a sum the output adds: nothing names
@@ -3867,6 +3945,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   llvm::DenseSet<Operation *> folded;
   // Scan tiles stored as 16-bit product operands (planProductOperands).
   llvm::DenseSet<Value> productOperands;
+  // Prep row tiles stored swizzled (planSwizzledRows).
+  llvm::DenseSet<Value> swizzledRows;
   // decay_state ops a product's sum scales from S (planFusedSums), by product.
   llvm::DenseMap<Operation *, ChunkDecayStateOp> decayedAddend;
   llvm::DenseSet<Operation *> scaledIntoProduct;

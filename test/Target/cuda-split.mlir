@@ -496,12 +496,34 @@
 // ROWPAIR: unsigned raw2[4][1];
 // ROWPAIR: prefill_s0_gate_raw(p, row, t, hv, raw2[r - r0]);
 // ROWPAIR: prefill_s0_gate_from_raw(p, raw2[r - r0], values2[r]);
-// ROWPAIR: dst[threadIdx.x % 32 + 32 * c] = (live ? values[r][c] : 0.f);
+// ROWPAIR: dst[(threadIdx.x % 32 + 32 * c) ^ ((i & 1) << 4)] = (live ? values[r][c] : 0.f);
 // ROWPAIR: dst[0] = (live ? values2[r][0] : 0.f);
 // ROWPAIR: __syncthreads();
 // ROWPAIR-NEXT: RKC_PROFILE_END
 // ROWPAIR-NEXT: rec.chunk.rows gate
 // ROWPAIR-NEXT: // (loaded with the rows above)
+
+// The prep's key rows that only Grams, decay_rows and scale_rows read are
+// stored swizzled (odd rows' 16-float halves traded) and their readers told
+// so; rows the scan reads (the values) and the Grams' outputs stay dense.
+// RUN: FileCheck %s --check-prefix=SWIZZLE --input-file=%t.pair/gdn.cu
+// SWIZZLE-LABEL: void prep(const Params &p)
+// SWIZZLE: rec.chunk.rows erase_along
+// SWIZZLE: float *dst = tile0 + i * 128;
+// SWIZZLE: // swizzled (rkc::tile::swizzle)
+// SWIZZLE-NEXT: for (int c = 0; c < 4; ++c)
+// SWIZZLE-NEXT: dst[(threadIdx.x % 32 + 32 * c) ^ ((i & 1) << 4)] = (live ? values[r][c] : 0.f);
+// SWIZZLE: rkc::tile::gram<TensorCores, 128>(tile0, {32, 1, 1, {0}}, tile0, {32, 1, 1, {0}}, 128, tile2, tile2, 1, true, tile3, /*swizzled=*/3);
+// SWIZZLE: rkc::tile::decayRows(tile0, {{.*}}, /*barrier=*/true, /*xSwizzled=*/true);
+// SWIZZLE: rec.chunk.rows query
+// SWIZZLE: // swizzled (rkc::tile::swizzle)
+// SWIZZLE: rkc::tile::gram<TensorCores, 128>(tile17, {{.*}}, tile0, {{.*}}, /*swizzled=*/3);
+// SWIZZLE: rkc::tile::scaleRows(tile0, 32, 128, tile4, tile27, rkc::tile::NoKeep{}, /*barrier=*/true, /*xSwizzled=*/true);
+// SWIZZLE: rec.chunk.rows value
+// SWIZZLE-NOT: swizzled
+// SWIZZLE: rkc::tile::matmul
+// SWIZZLE-NOT: swizzle
+// SWIZZLE: rkc_gdn_prep_kernel(const Params p)
 
 // An input's head under GVA in 32-bit arithmetic, in a function of its own
 // that only GVA calls: the rows inline a compare, not a division each.

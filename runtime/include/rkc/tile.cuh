@@ -240,6 +240,18 @@ __device__ inline float4 scaled(float4 x, float4 a, float4 b) {
                      x.z * __expf(a.z - b.z), x.w * __expf(a.w - b.w));
 }
 
+/// Swizzled rows (the prep kernel's input rows that Grams read): in each
+/// odd row the two 16-float halves of every 32 floats trade places, so
+/// element (i, j) lives at column swizzle(i, j). A quad load's phase (eight
+/// lanes, rows g and g + 1 of one fragment) then meets no bank conflict
+/// where dense rows a multiple of 32 floats apart put both rows' four
+/// floats in the same banks (two-way). A row keeps its floats, so row ops,
+/// elementwise quads and a warp's 32 columns stay conflict-free. Only for
+/// rows of a multiple of 32 floats.
+__device__ inline int swizzle(bool swizzled, int i, int j) {
+  return swizzled ? j ^ ((i & 1) << 4) : j;
+}
+
 /// One 16-wide block of the inner axis in quads: A's rows g and g + 8 (lo,
 /// hi) and B's column g at this lane's four inner indices (b), one bf16 mma
 /// or two TF32 ones.
@@ -281,23 +293,25 @@ __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
 
 /// One pair of `gram` on CUDA cores: Σ_d l[i, d] r[j, d] exp(Dl[ri, d] -
 /// Dr[rj, d]), without the mask.
+/// (swizzled: bit 0 l's rows, bit 1 r's, as `swizzle` stores them.)
 __device__ inline float gramPair(const float *l, const float *r, int inner,
                                  const float *dl, const float *dr,
-                                 int decayCols, int i, int j, int ri,
-                                 int rj) {
+                                 int decayCols, int i, int j, int ri, int rj,
+                                 int swizzled = 0) {
   const float *li = l + i * inner, *rjp = r + j * inner;
+  const int ls = swizzle(swizzled & 1, i, 0), rs = swizzle(swizzled & 2, j, 0);
   float sum = 0.f;
   if (!dl) {
     for (int d = 0; d < inner; ++d)
-      sum += li[d] * rjp[d];
+      sum += li[d ^ ls] * rjp[d ^ rs];
   } else if (decayCols == 1) {
     for (int d = 0; d < inner; ++d)
-      sum += li[d] * rjp[d];
+      sum += li[d ^ ls] * rjp[d ^ rs];
     sum *= __expf(dl[ri] - dr[rj]);
   } else {
     const float *a = dl + ri * decayCols, *b = dr + rj * decayCols;
     for (int d = 0; d < inner; ++d)
-      sum += li[d] * rjp[d] * __expf(a[d] - b[d]);
+      sum += li[d ^ ls] * rjp[d ^ rs] * __expf(a[d] - b[d]);
   }
   return sum;
 }
@@ -326,21 +340,22 @@ constexpr int kGramUnroll = RKC_GRAM_UNROLL;
 /// one step (see productBlock); so is the inner extent when Inner is not 0
 /// (the loop unrolls).
 template <int NB, int Inner>
-__device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
-                                 const float *r, Rows rRows, int inner,
-                                 const float *dl, const float *dr,
-                                 int decayCols, const float *X, int i0,
-                                 int j0) {
+__device__ inline void
+gramBlock(float (&acc)[4][4], const float *l, Rows lRows, const float *r,
+          Rows rRows, int inner, const float *dl, const float *dr,
+          int decayCols, const float *X, int i0, int j0, int swizzled) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const bool channel = X != nullptr;
+  // (Rows i0 + g, i0 + g + 8 and j0 + 8 nb + g share g's parity.)
+  const int ls = swizzle(swizzled & 1, g, 0), rs = swizzle(swizzled & 2, g, 0);
   if (Inner)
     inner = Inner;
   if (inner % 16 == 0 && (!channel || decayCols % 4 == 0)) {
 #pragma unroll kGramUnroll
     for (int p = 0; p < inner; p += 16) {
       const int d = p + 4 * c; // this lane's four inner indices
-      float4 lo = load4(l + (i0 + g) * inner + d),
-             hi = load4(l + (i0 + g + 8) * inner + d),
+      float4 lo = load4(l + (i0 + g) * inner + (d ^ ls)),
+             hi = load4(l + (i0 + g + 8) * inner + (d ^ ls)),
              x = make_float4(0.f, 0.f, 0.f, 0.f);
       if (channel) {
         x = load4(X + d);
@@ -350,7 +365,7 @@ __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
         const int j = j0 + nb * 8 + g;
-        float4 v = load4(r + j * inner + d);
+        float4 v = load4(r + j * inner + (d ^ rs));
         if (channel)
           v = scaled(v, x, load4(dr + rRows.real(j) * decayCols + d));
         mmaQuads(acc[nb], lo, hi, v);
@@ -363,7 +378,7 @@ __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const int i = i0 + g + (k % 2) * 8, d = p + c + (k / 2) * 4;
-      float x = l[i * inner + d];
+      float x = l[i * inner + (d ^ ls)];
       if (channel)
         x *= __expf(dl[lRows.real(i) * decayCols + d] - X[d]);
       a[k] = tf32(x);
@@ -375,7 +390,7 @@ __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
         const int d = p + c + k * 4;
-        float x = r[j * inner + d];
+        float x = r[j * inner + (d ^ rs)];
         if (channel)
           x *= __expf(X[d] - dr[rj * decayCols + d]);
         b[k] = tf32(x);
@@ -394,11 +409,10 @@ __device__ inline void gramBlock(float (&acc)[4][4], const float *l, Rows lRows,
 /// can grow, so the block's largest exponent is checked, and a block past
 /// kMaxFactoredExponent is computed pair by pair (exact, slower).
 template <int Inner>
-__device__ inline void gramTensorCores(const float *l, Rows lRows,
-                                       const float *r, Rows rRows, int inner,
-                                       const float *dl, const float *dr,
-                                       int decayCols, bool strict,
-                                       float *out) {
+__device__ inline void
+gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
+                int inner, const float *dl, const float *dr, int decayCols,
+                bool strict, float *out, int swizzled) {
   if (Inner)
     inner = Inner;
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
@@ -457,7 +471,7 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
         const int ri = lRows.real(i), rj = rRows.real(j);
         out[i * R + j] = (strict ? rj < ri : rj <= ri)
                              ? gramPair(l, r, inner, dl, dr, decayCols, i, j,
-                                        ri, rj)
+                                        ri, rj, swizzled)
                              : 0.f;
       }
       continue;
@@ -469,16 +483,20 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
     float acc[4][4] = {};
     switch (liveBlocks) {
     case 4:
-      gramBlock<4, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      gramBlock<4, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
+                          i0, j0, swizzled);
       break;
     case 3:
-      gramBlock<3, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      gramBlock<3, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
+                          i0, j0, swizzled);
       break;
     case 2:
-      gramBlock<2, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      gramBlock<2, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
+                          i0, j0, swizzled);
       break;
     default:
-      gramBlock<1, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X, i0, j0);
+      gramBlock<1, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
+                          i0, j0, swizzled);
     }
 #pragma unroll
     for (int nb = 0; nb < 4; ++nb) {
@@ -507,18 +525,19 @@ __device__ inline void gramTensorCores(const float *l, Rows lRows,
 /// weight is one scalar per pair. The mask is applied before the exp.
 /// TensorCores: TF32 products, bf16 with RKC_BF16_PRODUCTS (the kernels for
 /// 16-bit inputs). Inner (when not 0) is `inner` known at compile time: the
-/// loops over it unroll.
+/// loops over it unroll. swizzled: bit 0 where l's rows are stored as
+/// `swizzle` says, bit 1 r's.
 template <bool TensorCores, int Inner = 0>
 __device__ inline void gram(const float *l, Rows lRows, const float *r,
                             Rows rRows, int inner, const float *dl,
                             const float *dr, int decayCols, bool strict,
-                            float *out) {
+                            float *out, int swizzled = 0) {
   if (Inner)
     inner = Inner;
   if (TensorCores && lRows.count % 16 == 0 && rRows.count % 8 == 0 &&
       inner % 8 == 0) {
-    gramTensorCores<Inner>(l, lRows, r, rRows, inner, dl, dr, decayCols,
-                           strict, out);
+    gramTensorCores<Inner>(l, lRows, r, rRows, inner, dl, dr, decayCols, strict,
+                           out, swizzled);
     __syncthreads();
     return;
   }
@@ -527,9 +546,10 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
   for (int e = threadIdx.x; e < n; e += kBlockThreads) {
     int i = e / rRows.count, j = e % rRows.count;
     int ri = lRows.real(i), rj = rRows.real(j);
-    out[e] = (strict ? rj < ri : rj <= ri)
-                 ? gramPair(l, r, inner, dl, dr, decayCols, i, j, ri, rj)
-                 : 0.f;
+    out[e] =
+        (strict ? rj < ri : rj <= ri)
+            ? gramPair(l, r, inner, dl, dr, decayCols, i, j, ri, rj, swizzled)
+            : 0.f;
   }
   __syncthreads();
 }
@@ -642,15 +662,27 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
     __syncthreads();
 }
 
-/// out[i, :] = x[i, :] · c[i]
+/// The element of x that a dense tile's element e (of rows `cols` long)
+/// is, x stored as `swizzle` says where `swizzled`. An op that reads x
+/// swizzled and writes its dense result in x's place has every lane of a
+/// warp read before any writes (__syncwarp): the 32 floats that trade
+/// halves are one warp's.
+__device__ inline int swizzledAt(bool swizzled, int e, int cols) {
+  return swizzled ? e ^ (((e / cols) & 1) << 4) : e;
+}
+
+/// out[i, :] = x[i, :] · c[i] (x swizzled where `xSwizzled`)
 template <typename Keep = NoKeep>
 __device__ inline void scaleRows(const float *x, int rows, int cols,
                                  const float *c, float *out, Keep keep = {},
-                                 bool barrier = true) {
+                                 bool barrier = true, bool xSwizzled = false) {
   if (kElementwiseQuads && cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
 #pragma unroll 2
     for (int e = 4 * threadIdx.x; e < rows * cols; e += 4 * kBlockThreads) {
-      const float4 value = scale4(load4f(x + e), c[e / cols]);
+      const float4 value =
+          scale4(load4f(x + swizzledAt(xSwizzled, e, cols)), c[e / cols]);
+      if (xSwizzled)
+        __syncwarp();
       store4f(out + e, value);
       keep.quad(e, value);
     }
@@ -660,7 +692,9 @@ __device__ inline void scaleRows(const float *x, int rows, int cols,
   }
 #pragma unroll 4
   for (int e = threadIdx.x; e < rows * cols; e += kBlockThreads) {
-    const float value = x[e] * c[e / cols];
+    const float value = x[swizzledAt(xSwizzled, e, cols)] * c[e / cols];
+    if (xSwizzled)
+      __syncwarp();
     out[e] = value;
     keep(e, value);
   }
@@ -779,20 +813,24 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
   }
 }
 
-/// out[i, c] = x[i, c] · exp(G[ri, c]) (G with one column: the same on every c).
+/// out[i, c] = x[i, c] · exp(G[ri, c]) (G with one column: the same on
+/// every c; x swizzled where `xSwizzled`).
 template <typename Keep = NoKeep>
 __device__ inline void decayRows(const float *x, Rows xRows, int cols,
                                  const float *G, int gCols, float *out,
-                                 Keep keep = {}, bool barrier = true) {
+                                 Keep keep = {}, bool barrier = true,
+                                 bool xSwizzled = false) {
   if (kElementwiseQuads && cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
     const bool gAligned = aligned16(G) && gCols % 4 == 0;
 #pragma unroll 2
     for (int e = 4 * threadIdx.x; e < xRows.count * cols; e += 4 * kBlockThreads) {
       const float *const g = G + xRows.real(e / cols) * gCols;
-      const float4 x4 = load4f(x + e);
+      const float4 x4 = load4f(x + swizzledAt(xSwizzled, e, cols));
       const float4 value =
           gCols == 1 ? scale4(x4, __expf(g[0]))
                      : scale4(x4, exp4(load4If(g + e % cols, gAligned)));
+      if (xSwizzled)
+        __syncwarp();
       store4f(out + e, value);
       keep.quad(e, value);
     }
@@ -803,8 +841,10 @@ __device__ inline void decayRows(const float *x, Rows xRows, int cols,
 #pragma unroll 4
   for (int e = threadIdx.x; e < xRows.count * cols; e += kBlockThreads) {
     int i = e / cols, c = e % cols;
-    const float value =
-        x[e] * __expf(G[xRows.real(i) * gCols + (gCols == 1 ? 0 : c)]);
+    const float value = x[swizzledAt(xSwizzled, e, cols)] *
+                        __expf(G[xRows.real(i) * gCols + (gCols == 1 ? 0 : c)]);
+    if (xSwizzled)
+      __syncwarp();
     out[e] = value;
     keep(e, value);
   }

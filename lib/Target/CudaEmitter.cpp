@@ -1129,7 +1129,8 @@ private:
     // An elementwise op's result(), then its operand x's swizzle: every
     // argument before it spelled out.
     auto resultReading = [&](Value x) {
-      if (!swizzledRows.contains(x))
+      bool outB = swizzledB.contains(op->getResult(0));
+      if (!swizzledRows.contains(x) && !outB)
         return result();
       std::string out = tile(op->getResult(0));
       if (keptAsComputed(op)) {
@@ -1141,7 +1142,9 @@ private:
       }
       return out + ", /*barrier=*/" +
              (prepOpUnfenced.contains(op) ? "false" : "true") +
-             ", /*xSwizzled=*/true";
+             ", /*xSwizzled=*/" +
+             (swizzledRows.contains(x) ? "true" : "false") +
+             (outB ? ", /*outSwizzledB=*/true" : "");
     };
     TypeSwitch<Operation *>(op)
         .Case([&](ChunkRowsOp r) {
@@ -1303,7 +1306,32 @@ private:
                << " *>(ws + " << workspaceAt(mm) << ")"
                << (valueCols ? " + v0" : "") << ", " << lda
                << ", 0, static_cast<const float *>(nullptr), "
-               << (valueCols ? "DV" : "0") << ");\n";
+               << (valueCols ? "DV" : "0")
+               << (swizzledB.contains(mm.getRhs())
+                       ? ", rkc::tile::RowDecay{}, 0, /*barrier=*/true, "
+                         "/*bSwizzled=*/true"
+                       : "")
+               << ");\n";
+            return;
+          }
+          if (emitting == "prep" && (swizzledB.contains(mm.getRhs()) ||
+                                     swizzledB.contains(mm.getResult()))) {
+            // Every argument spelled out: a swizzled B, or an output
+            // stored as one (planSwizzledRows).
+            bool outB = swizzledB.contains(mm.getResult());
+            os << "    rkc::tile::matmul<TensorCores, " << inner << ">("
+               << tile(mm.getLhs()) << ", " << tile(mm.getRhs()) << ", "
+               << nrows(mm) << ", " << inner << ", " << ncols(mm) << ", "
+               << (t ? "true" : "false") << ", "
+               << (outB ? "rkc::tile::SwizzledB{" + out + ", " +
+                              std::to_string(ncols(mm)) + "}"
+                        : out)
+               << ", " << lda
+               << ", 0, static_cast<const float *>(nullptr), 0, "
+                  "rkc::tile::RowDecay{}, 0, /*barrier=*/true, /*bSwizzled=*/"
+               << (swizzledB.contains(mm.getRhs()) ? "true" : "false") << ");"
+               << (outB ? " // stored as rkc::tile::swizzleB says" : "")
+               << "\n";
             return;
           }
           os << "    rkc::tile::matmul<TensorCores, " << inner << ">("
@@ -2167,6 +2195,7 @@ private:
   void planSwizzledRows(Block &body,
                         llvm::function_ref<StringRef(Operation &)> phase) {
     swizzledRows.clear();
+    swizzledB.clear();
     if (emitting != "prep")
       return;
     for (Operation &op : body) {
@@ -2197,6 +2226,40 @@ private:
             return isa<ChunkGramOp>(user);
           }))
         swizzledRows.insert(v);
+    }
+    // Right operands: a decay_rows' or a plain product's result that only
+    // products of the prep read, as B, in their quads form (a float A
+    // whose rows are a multiple of 32 floats, not transposed, the inner
+    // extent a multiple of 16).
+    auto plainProduct = [&](ChunkMatmulOp mm) {
+      return !sumOfProduct.count(mm) && !firstOfPair.count(mm) &&
+             !pairedFirst.contains(mm) && !sharedRightOf.count(mm) &&
+             !outputRows.contains(mm.getResult()) &&
+             !mm->hasAttr("rec.to_workspace");
+    };
+    for (Operation &op : body) {
+      if (phase(op) != "prep" || op.getNumResults() != 1 ||
+          op.hasAttr("rec.to_scan") || !computedElsewhere(&op).empty())
+        continue;
+      Value v = op.getResult(0);
+      auto mm = dyn_cast<ChunkMatmulOp>(op);
+      if (!(isa<ChunkDecayRowsOp>(op) || (mm && plainProduct(mm))) ||
+          ncols(v) % 32 || nrows(v) % 16)
+        continue;
+      bool onlyRight =
+          !v.use_empty() && llvm::all_of(v.getUses(), [&](OpOperand &use) {
+            auto reader = dyn_cast<ChunkMatmulOp>(use.getOwner());
+            if (!reader || phase(*reader) != "prep" ||
+                !computedElsewhere(reader).empty() ||
+                firstOfPair.count(reader) || pairedFirst.contains(reader) ||
+                sumOfProduct.count(reader) || reader.getTransposeLhs() ||
+                use.get() != reader.getRhs() || reader.getLhs() == v)
+              return false;
+            int64_t inner = ncols(reader.getLhs());
+            return inner % 32 == 0 && !stagedStride(reader.getLhs());
+          });
+      if (onlyRight)
+        swizzledB.insert(v);
     }
   }
 
@@ -3945,8 +4008,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   llvm::DenseSet<Operation *> folded;
   // Scan tiles stored as 16-bit product operands (planProductOperands).
   llvm::DenseSet<Value> productOperands;
-  // Prep row tiles stored swizzled (planSwizzledRows).
-  llvm::DenseSet<Value> swizzledRows;
+  // Prep row tiles stored swizzled, and prep tiles only products read as B
+  // stored as rkc::tile::swizzleB says (planSwizzledRows).
+  llvm::DenseSet<Value> swizzledRows, swizzledB;
   // decay_state ops a product's sum scales from S (planFusedSums), by product.
   llvm::DenseMap<Operation *, ChunkDecayStateOp> decayedAddend;
   llvm::DenseSet<Operation *> scaledIntoProduct;

@@ -506,6 +506,8 @@
 // The prep's key rows that only Grams, decay_rows and scale_rows read are
 // stored swizzled (odd rows' 16-float halves traded) and their readers told
 // so; rows the scan reads (the values) and the Grams' outputs stay dense.
+// Tiles that only prep products read as B (the decayed keys, the products of
+// the values) are stored as rkc::tile::swizzleB says, their readers told so.
 // RUN: FileCheck %s --check-prefix=SWIZZLE --input-file=%t.pair/gdn.cu
 // SWIZZLE-LABEL: void prep(const Params &p)
 // SWIZZLE: rec.chunk.rows erase_along
@@ -514,14 +516,16 @@
 // SWIZZLE-NEXT: for (int c = 0; c < 4; ++c)
 // SWIZZLE-NEXT: dst[(threadIdx.x % 32 + 32 * c) ^ ((i & 1) << 4)] = (live ? values[r][c] : 0.f);
 // SWIZZLE: rkc::tile::gram<TensorCores, 128>(tile0, {32, 1, 1, {0}}, tile0, {32, 1, 1, {0}}, 128, tile2, tile2, 1, true, tile3, /*swizzled=*/3);
-// SWIZZLE: rkc::tile::decayRows(tile0, {{.*}}, /*barrier=*/true, /*xSwizzled=*/true);
+// SWIZZLE: rkc::tile::decayRows(tile0, {{.*}}, tile13, {{.*}}, /*barrier=*/true, /*xSwizzled=*/true, /*outSwizzledB=*/true);
+// SWIZZLE: rkc::tile::matmul<TensorCores, 32>(tile11, tile13, {{.*}}, /*barrier=*/true, /*bSwizzled=*/true);
 // SWIZZLE: rec.chunk.rows query
 // SWIZZLE: // swizzled (rkc::tile::swizzle)
 // SWIZZLE: rkc::tile::gram<TensorCores, 128>(tile17, {{.*}}, tile0, {{.*}}, /*swizzled=*/3);
 // SWIZZLE: rkc::tile::scaleRows(tile0, 32, 128, tile4, tile27, rkc::tile::NoKeep{}, /*barrier=*/true, /*xSwizzled=*/true);
 // SWIZZLE: rec.chunk.rows value
 // SWIZZLE-NOT: swizzled
-// SWIZZLE: rkc::tile::matmul
+// SWIZZLE: rkc::tile::matmul<TensorCores, 32>(tile5, tile8, {{.*}}, rkc::tile::SwizzledB{tile9, 128}, {{.*}}, /*bSwizzled=*/false); // stored as rkc::tile::swizzleB says
+// SWIZZLE: rkc::tile::matmul<TensorCores, 32>(tile11, tile9, {{.*}}, /*bSwizzled=*/true);
 // SWIZZLE-NOT: swizzle
 // SWIZZLE: rkc_gdn_prep_kernel(const Params p)
 

@@ -252,6 +252,17 @@ __device__ inline int swizzle(bool swizzled, int i, int j) {
   return swizzled ? j ^ ((i & 1) << 4) : j;
 }
 
+/// Swizzled right operands (the prep kernel's tiles that only products
+/// read as B): row i's 8-float blocks of every 32 floats XORed by (i / 4)
+/// mod 4, so element (i, j) lives at column swizzleB(i, j). The quads form
+/// of a product reads B's rows 4c..4c+3 at one column for lanes c = 0..3
+/// (see "Fragment loads in quads"): four rows a multiple of 32 floats apart
+/// in one bank for dense rows (four-way), four different 8-bank blocks
+/// here. Only for rows of a multiple of 32 floats.
+__device__ inline int swizzleB(bool swizzled, int i, int j) {
+  return swizzled ? j ^ (((i >> 2) & 3) << 3) : j;
+}
+
 /// One 16-wide block of the inner axis in quads: A's rows g and g + 8 (lo,
 /// hi) and B's column g at this lane's four inner indices (b), one bf16 mma
 /// or two TF32 ones.
@@ -670,6 +681,10 @@ __device__ inline void scaleCols(const float *m, int rows, Rows mCols,
 __device__ inline int swizzledAt(bool swizzled, int e, int cols) {
   return swizzled ? e ^ (((e / cols) & 1) << 4) : e;
 }
+/// The same for a tile stored as `swizzleB` says.
+__device__ inline int swizzledBAt(bool swizzled, int e, int cols) {
+  return swizzled ? e ^ ((((e / cols) >> 2) & 3) << 3) : e;
+}
 
 /// out[i, :] = x[i, :] · c[i] (x swizzled where `xSwizzled`)
 template <typename Keep = NoKeep>
@@ -814,12 +829,13 @@ __device__ inline void utInverse(const float *a, int n, float *t) {
 }
 
 /// out[i, c] = x[i, c] · exp(G[ri, c]) (G with one column: the same on
-/// every c; x swizzled where `xSwizzled`).
+/// every c; x swizzled where `xSwizzled`, out stored as swizzleB says where
+/// `outSwizzledB`).
 template <typename Keep = NoKeep>
-__device__ inline void decayRows(const float *x, Rows xRows, int cols,
-                                 const float *G, int gCols, float *out,
-                                 Keep keep = {}, bool barrier = true,
-                                 bool xSwizzled = false) {
+__device__ inline void
+decayRows(const float *x, Rows xRows, int cols, const float *G, int gCols,
+          float *out, Keep keep = {}, bool barrier = true,
+          bool xSwizzled = false, bool outSwizzledB = false) {
   if (kElementwiseQuads && cols % 4 == 0 && aligned16(x) && aligned16(out) && keep.quadAligned()) {
     const bool gAligned = aligned16(G) && gCols % 4 == 0;
 #pragma unroll 2
@@ -829,9 +845,9 @@ __device__ inline void decayRows(const float *x, Rows xRows, int cols,
       const float4 value =
           gCols == 1 ? scale4(x4, __expf(g[0]))
                      : scale4(x4, exp4(load4If(g + e % cols, gAligned)));
-      if (xSwizzled)
+      if (xSwizzled || outSwizzledB)
         __syncwarp();
-      store4f(out + e, value);
+      store4f(out + swizzledBAt(outSwizzledB, e, cols), value);
       keep.quad(e, value);
     }
     if (barrier)
@@ -843,9 +859,9 @@ __device__ inline void decayRows(const float *x, Rows xRows, int cols,
     int i = e / cols, c = e % cols;
     const float value = x[swizzledAt(xSwizzled, e, cols)] *
                         __expf(G[xRows.real(i) * gCols + (gCols == 1 ? 0 : c)]);
-    if (xSwizzled)
+    if (xSwizzled || outSwizzledB)
       __syncwarp();
-    out[e] = value;
+    out[swizzledBAt(outSwizzledB, e, cols)] = value;
     keep(e, value);
   }
   if (barrier)
@@ -971,7 +987,8 @@ __device__ inline uint32_t adjacentPair(const __nv_bfloat16 *x) {
 template <int NB, int Inner, bool Matrix, typename TA, typename TB>
 __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
                                     const TB *b, int k, bool transposeA,
-                                    int lda, int ldb, int i0, int j0) {
+                                    int lda, int ldb, int i0, int j0,
+                                    bool bSwizzled = false) {
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const int K = Inner ? Inner : k;
   // Where a warp has one or two column blocks, a column block's chain of
@@ -999,7 +1016,9 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
                    hi = load4(row + (i0 + g + 8) * lda);
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
-        const TB *col = b + (p + 4 * c) * ldb + j0 + nb * 8 + g;
+        // (B's rows p + 4c .. p + 4c + 3 share swizzleB's c.)
+        const TB *col = b + (p + 4 * c) * ldb +
+                        ((j0 + nb * 8 + g) ^ (bSwizzled ? c << 3 : 0));
         mmaQuads(into(p, nb), lo, hi,
                  make_float4(toFloat(col[0]), toFloat(col[ldb]),
                              toFloat(col[2 * ldb]), toFloat(col[3 * ldb])));
@@ -1047,9 +1066,12 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
         } else if (matrixB) {
           loadMatrixX2Trans(bf, rows + nb * 8);
         } else {
-          const TB *col = b + (p + 2 * c) * ldb + j0 + nb * 8 + g;
-          bf[0] = pair16(col[0], col[ldb]);
-          bf[1] = pair16(col[8 * ldb], col[9 * ldb]);
+          const int j = j0 + nb * 8 + g, q = p + 2 * c;
+          auto B = [&](int i) {
+            return b[i * ldb + swizzleB(bSwizzled, i, j)];
+          };
+          bf[0] = pair16(B(q), B(q + 1));
+          bf[1] = pair16(B(q + 8), B(q + 9));
         }
         mma16x8x16(into(p, nb), af, bf);
       }
@@ -1065,9 +1087,10 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
       }
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
-        const int j = j0 + nb * 8 + g;
-        const uint32_t bf[2] = {tf32(toFloat(b[(p + c) * ldb + j])),
-                                tf32(toFloat(b[(p + c + 4) * ldb + j]))};
+        const int j = j0 + nb * 8 + g, q = p + c;
+        const uint32_t bf[2] = {
+            tf32(toFloat(b[q * ldb + swizzleB(bSwizzled, q, j)])),
+            tf32(toFloat(b[(q + 4) * ldb + swizzleB(bSwizzled, q + 4, j)]))};
         mma16x8x8(acc[nb], af, bf);
       }
     }
@@ -1144,6 +1167,21 @@ struct RowDecay {
   }
 };
 
+/// A product's output tile stored as swizzleB says (rows `ld` floats
+/// apart): a sink for put and putPair. A pair (j even) stays adjacent.
+struct SwizzledB {
+  float *p;
+  int ld;
+
+  __device__ void operator()(int i, int j, float x) const {
+    p[i * ld + swizzleB(true, i, j)] = x;
+  }
+  __device__ void operator()(int i, int j, float x0, float x1) const {
+    *reinterpret_cast<float2 *>(p + i * ld + swizzleB(true, i, j)) =
+        make_float2(x0, x1);
+  }
+};
+
 /// One product of a sum of products (matmul, matmulPair): A (m x k, or
 /// k x m with transposeA) times B (k x n), their rows lda and ldb elements
 /// apart; Inner is k known at compile time (0: k at run time).
@@ -1151,6 +1189,7 @@ template <int Inner, typename TA, typename TB> struct Product {
   const TA *a;
   const TB *b;
   int k, lda, ldb;
+  bool bSwizzled = false; // B stored as swizzleB says
 };
 /// No second product.
 struct NoProduct {};
@@ -1164,11 +1203,11 @@ __device__ inline void accumulate(float (&acc)[NB][4],
                                   bool transposeA, int i0, int j0) {
   if ((sizeof(TA) != 2 || matrixRows(p.a, p.lda)) &&
       (sizeof(TB) != 2 || matrixRows(p.b, p.ldb)))
-    productBlock<NB, Inner, true>(acc, p.a, p.b, p.k, transposeA, p.lda,
-                                  p.ldb, i0, j0);
+    productBlock<NB, Inner, true>(acc, p.a, p.b, p.k, transposeA, p.lda, p.ldb,
+                                  i0, j0, p.bSwizzled);
   else
-    productBlock<NB, Inner, false>(acc, p.a, p.b, p.k, transposeA, p.lda,
-                                   p.ldb, i0, j0);
+    productBlock<NB, Inner, false>(acc, p.a, p.b, p.k, transposeA, p.lda, p.ldb,
+                                   i0, j0, p.bSwizzled);
 }
 
 /// acc = a warp's block of P1 + P2 (P2 may be NoProduct): two independent
@@ -1269,7 +1308,7 @@ __device__ inline float productElement(const Product<Inner, TA, TB> &p,
   float sum = 0.f;
   for (int q = 0; q < p.k; ++q)
     sum += toFloat(transposeA ? p.a[q * p.lda + i] : p.a[i * p.lda + q]) *
-           toFloat(p.b[q * p.ldb + j]);
+           toFloat(p.b[q * p.ldb + swizzleB(p.bSwizzled, q, j)]);
   return sum;
 }
 __device__ inline float productElement(const NoProduct &, bool, int, int) {
@@ -1325,17 +1364,19 @@ __device__ inline void productSum(const P1 &p1, const P2 &p2, int m, int n,
 template <bool TensorCores, int Inner = 0, typename TA, typename TB,
           typename TO, typename TD = float>
 __device__ inline void matmul(const TA *a, const TB *b, int m, int k, int n,
-                              bool transposeA, TO out, int lda = 0,
-                              int ldb = 0, const TD *addend = nullptr,
-                              int ldo = 0, RowDecay decay = {}, int lde = 0,
-                              bool barrier = true) {
+                              bool transposeA, TO out, int lda = 0, int ldb = 0,
+                              const TD *addend = nullptr, int ldo = 0,
+                              RowDecay decay = {}, int lde = 0,
+                              bool barrier = true, bool bSwizzled = false) {
   if (Inner)
     k = Inner;
-  productSum<TensorCores>(
-      Product<Inner, TA, TB>{a, b, k, lda ? lda : transposeA ? m : k,
-                             ldb ? ldb : n},
-      NoProduct{}, m, n, k % 8 == 0, transposeA, out, ldo, addend, decay, lde,
-      barrier);
+  productSum<TensorCores>(Product<Inner, TA, TB>{a, b, k,
+                                                 lda          ? lda
+                                                 : transposeA ? m
+                                                              : k,
+                                                 ldb ? ldb : n, bSwizzled},
+                          NoProduct{}, m, n, k % 8 == 0, transposeA, out, ldo,
+                          addend, decay, lde, barrier);
 }
 
 /// out = A1 B1 + A2 B2 (+ addend), two products of the same shape (m x n,

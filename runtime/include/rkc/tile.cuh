@@ -515,16 +515,28 @@ gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
       if (jb >= jEnd)
         continue;
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int i = i0 + g + (k / 2) * 8, j = jb + 2 * c + k % 2;
-        const int ri = lRows.real(i), rj = rRows.real(j);
-        float x = 0.f;
-        if (live(jb) && (strict ? rj < ri : rj <= ri)) {
-          x = acc[nb][k];
-          if (dl && !channel)
-            x *= __expf(dl[ri] - dr[rj]);
+      for (int h = 0; h < 2; ++h) {
+        // A lane's two adjacent columns of row i: one 8-byte store where
+        // the rows' stride allows (half the store wavefronts of two).
+        const int i = i0 + g + h * 8, ri = lRows.real(i);
+        float x[2];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+          const int rj = rRows.real(jb + 2 * c + k);
+          x[k] = 0.f;
+          if (live(jb) && (strict ? rj < ri : rj <= ri)) {
+            x[k] = acc[nb][2 * h + k];
+            if (dl && !channel)
+              x[k] *= __expf(dl[ri] - dr[rj]);
+          }
         }
-        out[i * R + j] = x;
+        float *const at = out + i * R + jb + 2 * c;
+        if (R % 2 == 0 && reinterpret_cast<uintptr_t>(out) % 8 == 0) {
+          *reinterpret_cast<float2 *>(at) = make_float2(x[0], x[1]);
+        } else {
+          at[0] = x[0];
+          at[1] = x[1];
+        }
       }
     }
   }

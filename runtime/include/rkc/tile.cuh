@@ -1213,8 +1213,10 @@ template <int NB, int Inner, typename TA, typename TB>
 __device__ inline void accumulate(float (&acc)[NB][4],
                                   const Product<Inner, TA, TB> &p,
                                   bool transposeA, int i0, int j0) {
+  // (ldmatrix reads B's rows dense: a swizzled 16-bit B, which the emitter
+  // never makes, would take the element path, which follows swizzleB.)
   if ((sizeof(TA) != 2 || matrixRows(p.a, p.lda)) &&
-      (sizeof(TB) != 2 || matrixRows(p.b, p.ldb)))
+      (sizeof(TB) != 2 || (!p.bSwizzled && matrixRows(p.b, p.ldb))))
     productBlock<NB, Inner, true>(acc, p.a, p.b, p.k, transposeA, p.lda, p.ldb,
                                   i0, j0, p.bSwizzled);
   else

@@ -6,8 +6,8 @@
 #
 #   bash test/gpu/ab.sh BASE_RKC NEW_RKC
 #
-# Summaries read base / new: above 1 is the new build faster. Put a copy
-# of fla's fla/ package on PYTHONPATH for check.py's rows that need it.
+# Summaries read base / new: above 1 is the new build faster. Needs a GPU,
+# nvcc and PyTorch (not flash-linear-attention: that is bench/benchmark.py).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if (($# != 2)); then

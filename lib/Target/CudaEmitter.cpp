@@ -1294,51 +1294,52 @@ private:
                << "\n";
           }
           int64_t lda = stagedStride(mm.getLhs());
+          // The call up to its output argument, and the arguments after
+          // lda that end with a swizzled B's flag (planSwizzledRows).
+          std::string call = "    rkc::tile::matmul<TensorCores, " +
+                             std::to_string(inner) + ">(" +
+                             tile(mm.getLhs()) + ", " + tile(mm.getRhs()) +
+                             ", " + std::to_string(nrows(mm)) + ", " +
+                             std::to_string(inner) + ", " +
+                             std::to_string(ncols(mm)) + ", " +
+                             (t ? "true" : "false") + ", ";
+          bool bSwizzled = swizzledB.contains(mm.getRhs());
+          auto swizzledTail = [&](StringRef ldo) {
+            return (", 0, static_cast<const float *>(nullptr), " + ldo +
+                    ", rkc::tile::RowDecay{}, 0, /*barrier=*/true, "
+                    "/*bSwizzled=*/" +
+                    (bSwizzled ? "true" : "false"))
+                .str();
+          };
           if (emitting == "prep" && mm->hasAttr("rec.to_workspace")) {
             // Only the scan reads it: stored into the workspace as computed.
             bool valueCols = cast<TileType>(mm.getType()).getCols() == Axis::value;
             std::string T = crossingType(mm);
+            std::string ldo = valueCols ? "DV" : "0";
             os << "    // kept for the scan, stored there by the product\n"
-               << "    rkc::tile::matmul<TensorCores, " << inner << ">("
-               << tile(mm.getLhs()) << ", " << tile(mm.getRhs()) << ", "
-               << nrows(mm) << ", " << inner << ", " << ncols(mm) << ", "
-               << (t ? "true" : "false") << ", reinterpret_cast<" << T
-               << " *>(ws + " << workspaceAt(mm) << ")"
-               << (valueCols ? " + v0" : "") << ", " << lda
-               << ", 0, static_cast<const float *>(nullptr), "
-               << (valueCols ? "DV" : "0")
-               << (swizzledB.contains(mm.getRhs())
-                       ? ", rkc::tile::RowDecay{}, 0, /*barrier=*/true, "
-                         "/*bSwizzled=*/true"
-                       : "")
+               << call << "reinterpret_cast<" << T << " *>(ws + "
+               << workspaceAt(mm) << ")" << (valueCols ? " + v0" : "") << ", "
+               << lda
+               << (bSwizzled ? swizzledTail(ldo)
+                             : ", 0, static_cast<const float *>(nullptr), " +
+                                   ldo)
                << ");\n";
             return;
           }
-          if (emitting == "prep" && (swizzledB.contains(mm.getRhs()) ||
-                                     swizzledB.contains(mm.getResult()))) {
+          bool outB = swizzledB.contains(mm.getResult());
+          if (emitting == "prep" && (bSwizzled || outB)) {
             // Every argument spelled out: a swizzled B, or an output
-            // stored as one (planSwizzledRows).
-            bool outB = swizzledB.contains(mm.getResult());
-            os << "    rkc::tile::matmul<TensorCores, " << inner << ">("
-               << tile(mm.getLhs()) << ", " << tile(mm.getRhs()) << ", "
-               << nrows(mm) << ", " << inner << ", " << ncols(mm) << ", "
-               << (t ? "true" : "false") << ", "
+            // stored as one.
+            os << call
                << (outB ? "rkc::tile::SwizzledB{" + out + ", " +
                               std::to_string(ncols(mm)) + "}"
                         : out)
-               << ", " << lda
-               << ", 0, static_cast<const float *>(nullptr), 0, "
-                  "rkc::tile::RowDecay{}, 0, /*barrier=*/true, /*bSwizzled=*/"
-               << (swizzledB.contains(mm.getRhs()) ? "true" : "false") << ");"
+               << ", " << lda << swizzledTail("0") << ");"
                << (outB ? " // stored as rkc::tile::swizzleB says" : "")
                << "\n";
             return;
           }
-          os << "    rkc::tile::matmul<TensorCores, " << inner << ">("
-             << tile(mm.getLhs()) << ", "
-             << tile(mm.getRhs()) << ", " << nrows(mm) << ", " << inner
-             << ", " << ncols(mm) << ", " << (t ? "true" : "false") << ", "
-             << out;
+          os << call << out;
           bool rhsIsState = isa<BlockArgument>(mm.getRhs());
           Value outValue = sum ? sum.getResult() : mm.getResult();
           if (paddedValueRows(outValue) || paddedValueRows(mm.getLhs()) ||

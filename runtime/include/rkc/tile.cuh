@@ -411,6 +411,10 @@ gramBlock(float (&acc)[4][4], const float *l, Rows lRows, const float *r,
   }
 }
 
+template <typename T>
+__device__ inline void putPair(T *out, int ld, int i, int j, float x0,
+                               float x1);
+
 /// `gram` on tensor cores, one warp per (16 rows, up to 32 columns). With
 /// per-channel decay the weight exp(Dl[ri] - Dr[rj]) is factored through a
 /// reference X = Dl[first row of the block] into exp(Dl[ri] - X) on the left
@@ -517,7 +521,8 @@ gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         // A lane's two adjacent columns of row i: one 8-byte store where
-        // the rows' stride allows (half the store wavefronts of two).
+        // the rows' stride allows (putPair; half the store wavefronts of
+        // two).
         const int i = i0 + g + h * 8, ri = lRows.real(i);
         float x[2];
 #pragma unroll
@@ -530,13 +535,7 @@ gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
               x[k] *= __expf(dl[ri] - dr[rj]);
           }
         }
-        float *const at = out + i * R + jb + 2 * c;
-        if (R % 2 == 0 && reinterpret_cast<uintptr_t>(out) % 8 == 0) {
-          *reinterpret_cast<float2 *>(at) = make_float2(x[0], x[1]);
-        } else {
-          at[0] = x[0];
-          at[1] = x[1];
-        }
+        putPair(out, R, i, jb + 2 * c, x[0], x[1]);
       }
     }
   }

@@ -1465,14 +1465,19 @@ private:
   }
 
   /// Whether the scan's kernel for bf16 products keeps the state in
-  /// registers (tile::RegisterState): a staged scan whose warps are DK / 16,
-  /// value tiles of at most 32 columns, and a state S that only products
+  /// registers (tile::RegisterState): a staged scan whose warps are DK / 16
+  /// or two or four times that (each 16-row block of the slice split among
+  /// as many warps by columns, at least 8 each), value tiles of at most 32
+  /// columns, and a state S that only products
   /// read (as their right operand, through the bf16 shadow) and that one
   /// product updates, S ← (decayed) S + Aᵀ B (+ Aᵀ B), stored into S.
   bool planRegisterState(Block &body) const {
-    if (emitting != "scan" || !s.stageFloats || !s.bf16Products ||
-        s.dk != 16 * (s.threads / 32) || s.valueTile % 8 ||
-        s.valueTile > 32 || !sumIntoState)
+    if (emitting != "scan" || !s.stageFloats || !s.bf16Products || s.dk % 16 ||
+        s.threads % (32 * (s.dk / 16)) || s.valueTile > 32 || !sumIntoState)
+      return false;
+    int64_t splits = s.threads / 32 / (s.dk / 16);
+    if ((splits != 1 && splits != 2 && splits != 4) ||
+        s.valueTile % (8 * splits))
       return false;
     Operation *update = nullptr;
     for (auto [product, sum] : sumOfProduct)
@@ -3039,21 +3044,23 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         "e / BV) * DV + v0 + e % BV] : 0.f;\n"
         "  __syncthreads();\n";
     if (stateInRegisters)
-      os << "  // The kernel for bf16 products keeps the slice in registers "
-            "(warp w: rows 16w..16w+15)\n"
-            "  // and its bf16 shadow, which products read, where S would "
-            "be.\n"
-         << "  [[maybe_unused]] rkc::tile::RegisterState<BV / 8> sreg;\n"
+      os << "  // The kernel for bf16 products keeps the slice in registers, "
+            "each 16-row block\n"
+            "  // of it split by columns among SPLITS warps, and its bf16 "
+            "shadow, which products\n"
+            "  // read, where S would be.\n"
+         << "  constexpr int SPLITS = THREADS / 32 / (DK / 16);\n"
+         << "  [[maybe_unused]] rkc::tile::RegisterState<BV / 8 / SPLITS, "
+            "SPLITS> sreg;\n"
          << "  [[maybe_unused]] __nv_bfloat16 *const S16 = "
             "reinterpret_cast<__nv_bfloat16 *>(smem);\n"
          << "  if constexpr (TensorCores) {\n"
          << "#pragma unroll\n"
-         << "    for (int nb = 0; nb < BV / 8; ++nb)\n"
+         << "    for (int nb = 0; nb < sreg.kColumnBlocks; ++nb)\n"
          << "#pragma unroll\n"
          << "      for (int q = 0; q < 4; ++q)\n"
          << "        sreg.acc[nb][q] = entering ? entering[(enteringRow +\n"
-         << "            rkc::tile::fragmentRow(q)) * DV + v0 + "
-            "rkc::tile::fragmentCol(nb, q)] : 0.f;\n"
+         << "            sreg.row(q)) * DV + v0 + sreg.col(nb, q)] : 0.f;\n"
          << "    rkc::tile::storeShadow(sreg, S16, SLD);\n"
          << "  } else {\n"
          << indentBy(sharedInit, 2) << "  }\n";
@@ -3213,13 +3220,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     return "  if constexpr (TensorCores) {\n"
            "    if (leaving)\n"
            "#pragma unroll\n"
-           "      for (int nb = 0; nb < BV / 8; ++nb)\n"
+           "      for (int nb = 0; nb < sreg.kColumnBlocks; ++nb)\n"
            "#pragma unroll\n"
            "        for (int q = 0; q < 4; ++q)\n"
-           "          leaving[(leavingRow + rkc::tile::fragmentRow(q)) * DV + "
-           "v0 +\n"
-           "                          rkc::tile::fragmentCol(nb, q)] = "
-           "sreg.acc[nb][q];\n"
+           "          leaving[(leavingRow + sreg.row(q)) * DV + v0 + "
+           "sreg.col(nb, q)] =\n"
+           "              sreg.acc[nb][q];\n"
            "  } else {\n" +
            indentBy(shared, 2) + "  }\n";
   }

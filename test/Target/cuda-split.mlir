@@ -186,7 +186,10 @@
 // S too (Q S): the two are one pass over the warps, one barrier.
 // CHECK: // with the product below, of the same right operand B: [[U]] = A B + [[U0:tile[0-9]+]], [[QS:tile[0-9]+]] = A B
 // W S + U is stored in 16 bits (only products read it) with padded rows.
-// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 0, static_cast<const float *>(nullptr), S, SLD, 32);
+// Both read the state's bf16 shadow in the kernel for bf16 products (dk 64:
+// four row blocks of the slice, two warps to each), S in the float32 one.
+// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 0, static_cast<const float *>(nullptr), S16, SLD, 32);
+// CHECK: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 0, static_cast<const float *>(nullptr), S, SLD, 32);
 // CHECK: rec.chunk.add
 // CHECK-NEXT: // (computed by the product above)
 // CHECK: rec.chunk.matmul
@@ -213,8 +216,11 @@
 // CHECK-NEXT: // (scaled from S by the product below)
 // CHECK: // (computed with the product below)
 // CHECK: // (computed with the product below)
+// In the kernel for bf16 products the new state stays in registers.
+// CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state, in registers; then its shadow
+// CHECK-NEXT: rkc::tile::updateStatePair<16, 16>(sreg, [[KE:tile[0-9]+]], [[U]], 72, VLD<TensorCores>, [[KE]], tile{{[0-9]+}}, 72, VLD<TensorCores>, DK, rkc::tile::RowDecay{[[G]], 64, L}, S16, SLD, /*barrier=*/false);
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[KE:tile[0-9]+]], [[U]], 72, VLD<TensorCores>, [[KE]], tile{{[0-9]+}}, 72, VLD<TensorCores>, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[KE]], [[U]], 72, VLD<TensorCores>, [[KE]], tile{{[0-9]+}}, 72, VLD<TensorCores>, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile{{[0-9]+}}[e];

@@ -1465,39 +1465,54 @@ __device__ inline void matmulSharedRight(const TA1 *a1, int lda1, int m1,
 // The state slice in registers (the scan of the kernels for bf16 products)
 //===----------------------------------------------------------------------===//
 //
-// With DK = 16 x warps, warp w holds rows 16w..16w+15 of the DK x BV slice
-// as mma accumulator fragments, NB = BV / 8 column blocks of four floats:
-// the state update accumulates into them (S ← decay ⊙ S + Σ Aᵀ B) without
-// a round trip through shared memory, and writes a bf16 copy of its rows
-// (the shadow) that the products reading S take as their right operand by
-// ldmatrix. Products round their operands to bf16 anyway, so the shadow
-// changes no result; S itself stays float32.
+// The DK x BV slice is split among the warps as mma accumulator fragments:
+// DK / 16 row blocks of 16 rows, and `Splits` warps to a row block, each
+// holding NB = BV / (8 Splits) column blocks of four floats (warp w: row
+// block w % (DK / 16), columns from (w / (DK / 16)) 8 NB). The state update
+// accumulates into them (S ← decay ⊙ S + Σ Aᵀ B) without a round trip
+// through shared memory, and writes a bf16 copy of its rows (the shadow)
+// that the products reading S take as their right operand by ldmatrix.
+// Products round their operands to bf16 anyway, so the shadow changes no
+// result; S itself stays float32. More warps than DK / 16 (Splits 2 or 4)
+// shorten each warp's chains of mma and give each scheduler more warps to
+// issue from, where one block an SM runs the scan.
 
-template <int NB> struct RegisterState {
+template <int NB, int Splits = 1> struct RegisterState {
+  static constexpr int kColumnBlocks = NB;
+  /// Row blocks of 16 rows: the warps over the splits of each.
+  static constexpr int kRowBlocks = kBlockThreads / 32 / Splits;
+  static_assert(kRowBlocks * Splits * 32 == kBlockThreads,
+                "the warps must split every row block alike");
   float acc[NB][4];
-};
 
-/// Row and column of element q of column block nb of this lane's fragment.
-__device__ inline int fragmentRow(int q) {
-  return 16 * (threadIdx.x / 32) + (threadIdx.x % 32) / 4 + (q / 2) * 8;
-}
-__device__ inline int fragmentCol(int nb, int q) {
-  return nb * 8 + 2 * (threadIdx.x % 4) + q % 2;
-}
+  /// This warp's first row and first column.
+  __device__ static int firstRow() {
+    return 16 * ((threadIdx.x / 32) % kRowBlocks);
+  }
+  __device__ static int firstCol() {
+    return (threadIdx.x / 32) / kRowBlocks * NB * 8;
+  }
+  /// Row and column of element q of column block nb of this lane's fragment.
+  __device__ static int row(int q) {
+    return firstRow() + (threadIdx.x % 32) / 4 + (q / 2) * 8;
+  }
+  __device__ static int col(int nb, int q) {
+    return firstCol() + nb * 8 + 2 * (threadIdx.x % 4) + q % 2;
+  }
+};
 
 /// The shadow of the state's rows (bf16, rows `ld` elements apart), then a
 /// barrier (unless the caller's next barrier comes first): the products
 /// after it may read it.
-template <int NB>
-__device__ inline void storeShadow(const RegisterState<NB> &s,
+template <int NB, int Splits>
+__device__ inline void storeShadow(const RegisterState<NB, Splits> &s,
                                    __nv_bfloat16 *shadow, int ld,
                                    bool barrier = true) {
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
     for (int q = 0; q < 4; q += 2)
-      *reinterpret_cast<uint32_t *>(shadow + fragmentRow(q) * ld +
-                                    fragmentCol(nb, q)) =
+      *reinterpret_cast<uint32_t *>(shadow + s.row(q) * ld + s.col(nb, q)) =
           bf16x2(s.acc[nb][q], s.acc[nb][q + 1]);
   if (barrier)
     __syncthreads();
@@ -1506,14 +1521,13 @@ __device__ inline void storeShadow(const RegisterState<NB> &s,
 /// S ← decay ⊙ S + A1ᵀ B1 (+ A2ᵀ B2) with S in registers (A1, A2: k x DK,
 /// the chunk's rows by the state's rows), then its shadow. The products
 /// before it that read the shadow are done (a barrier ended them).
-template <int NB, typename P1, typename P2>
-__device__ inline void updateState(RegisterState<NB> &s, const P1 &p1,
-                                   const P2 &p2, RowDecay decay,
-                                   __nv_bfloat16 *shadow, int ld,
-                                   bool barrier) {
-  const int i0 = 16 * (threadIdx.x / 32), g = (threadIdx.x % 32) / 4;
+template <int NB, int Splits, typename P1, typename P2>
+__device__ inline void
+updateState(RegisterState<NB, Splits> &s, const P1 &p1, const P2 &p2,
+            RowDecay decay, __nv_bfloat16 *shadow, int ld, bool barrier) {
+  const int i0 = s.firstRow(), g = (threadIdx.x % 32) / 4;
   float acc[NB][4];
-  accumulateSum<NB>(acc, p1, p2, true, i0, 0);
+  accumulateSum<NB>(acc, p1, p2, true, i0, s.firstCol());
   const float scale[2] = {decay(i0 + g), decay(i0 + g + 8)};
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
@@ -1525,30 +1539,29 @@ __device__ inline void updateState(RegisterState<NB> &s, const P1 &p1,
 
 /// updateState for matmulPair's operands (both Aᵀ, inner extents Inner1
 /// and Inner2, rows lda and ldb elements apart, 0: dense).
-template <int Inner1, int Inner2, int NB, typename TA1, typename TB1,
-          typename TA2, typename TB2>
-__device__ inline void updateStatePair(RegisterState<NB> &s, const TA1 *a1,
-                                       const TB1 *b1, int lda1, int ldb1,
-                                       const TA2 *a2, const TB2 *b2, int lda2,
-                                       int ldb2, int dk, RowDecay decay,
-                                       __nv_bfloat16 *shadow, int ld,
-                                       bool barrier = true) {
+template <int Inner1, int Inner2, int NB, int Splits, typename TA1,
+          typename TB1, typename TA2, typename TB2>
+__device__ inline void
+updateStatePair(RegisterState<NB, Splits> &s, const TA1 *a1, const TB1 *b1,
+                int lda1, int ldb1, const TA2 *a2, const TB2 *b2, int lda2,
+                int ldb2, int dk, RowDecay decay, __nv_bfloat16 *shadow, int ld,
+                bool barrier = true) {
   updateState(s,
               Product<Inner1, TA1, TB1>{a1, b1, Inner1, lda1 ? lda1 : dk,
-                                        ldb1 ? ldb1 : NB * 8},
+                                        ldb1 ? ldb1 : NB * 8 * Splits},
               Product<Inner2, TA2, TB2>{a2, b2, Inner2, lda2 ? lda2 : dk,
-                                        ldb2 ? ldb2 : NB * 8},
+                                        ldb2 ? ldb2 : NB * 8 * Splits},
               decay, shadow, ld, barrier);
 }
 /// updateState for one product (Aᵀ B, inner extent Inner).
-template <int Inner, int NB, typename TA, typename TB>
-__device__ inline void updateStateOne(RegisterState<NB> &s, const TA *a,
+template <int Inner, int NB, int Splits, typename TA, typename TB>
+__device__ inline void updateStateOne(RegisterState<NB, Splits> &s, const TA *a,
                                       const TB *b, int lda, int ldb, int dk,
                                       RowDecay decay, __nv_bfloat16 *shadow,
                                       int ld, bool barrier = true) {
   updateState(s,
               Product<Inner, TA, TB>{a, b, Inner, lda ? lda : dk,
-                                     ldb ? ldb : NB * 8},
+                                     ldb ? ldb : NB * 8 * Splits},
               NoProduct{}, decay, shadow, ld, barrier);
 }
 

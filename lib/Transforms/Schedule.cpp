@@ -284,6 +284,15 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0;
   /// The 16-bit workspace without its raw input rows (0: it has none).
   int64_t workspaceHalfLeanBytes = 0;
+  /// Where each crossing value starts in the 16-bit layouts (workspace and
+  /// staging buffer): a multiple of this many bytes, one L2 line, so that
+  /// the scan's 16-byte asynchronous copies of a tile's rows read whole
+  /// lines and fill whole 128-byte rows of shared memory (a scalar gate's
+  /// last row, 16 bytes, put every tile after it 16 bytes off both).
+  static constexpr int64_t kHalfAlign = 128;
+  static int64_t alignHalf(int64_t bytes) {
+    return (bytes + kHalfAlign - 1) / kHalfAlign * kHalfAlign;
+  }
 
   /// Marks `rec.half` on each crossing value that only products and sums of
   /// the scan read (linear uses: a bf16 rounding of the operand, as in
@@ -879,8 +888,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       } else {
         op.removeAttr("rec.stage_half_stride");
       }
-      stageHalfBytes +=
-          (halfSize * (op.hasAttr("rec.half") ? 2 : 4) + 15) / 16 * 16;
+      stageHalfBytes += alignHalf(halfSize * (op.hasAttr("rec.half") ? 2 : 4));
     }
     return floats;
   }
@@ -906,8 +914,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     SmallVector<Operation *> raw;
     // For 16-bit outputs (bytes): rec.half values two bytes an element.
     auto halfBytes = [&](Operation &op) {
-      return (crossingElements(op, extents) * (op.hasAttr("rec.half") ? 2 : 4) +
-              15) / 16 * 16;
+      return alignHalf(crossingElements(op, extents) *
+                       (op.hasAttr("rec.half") ? 2 : 4));
     };
     for (Operation &op : chunked.getBody().front()) {
       op.removeAttr("rec.raw_input");

@@ -27,13 +27,14 @@
 // ASKED: schedule  dk=128 dv=128 chunk=64 tokens
 
 // GDN's scalar gate crosses as one float (its last row), staged in a 16-byte
-// piece like the workspace's: GDN stages at chunk 32.
+// piece like the workspace's: GDN stages at chunk 32. In the 16-bit layouts
+// every value starts at a multiple of 128 bytes, the next tile too.
 // GDNCHUNK: schedule  dk=128 dv=128 chunk=32 tokens
 // GDNSTAGED: { // tile{{[0-9]+}}: !rec.tile<chunk, one> (float)
 // GDNSTAGED: rkc::tile::stageRows<(1 + P - 1) / P, P, P, P>(to, from); // one run
 // GDNSTAGED-NEXT: }
 // GDNSTAGED-NEXT: { // tile{{[0-9]+}}: !rec.tile<chunk, {{key|value}}> (Crossing<TensorCores>)
-// GDNSTAGED: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 16 : 16));
+// GDNSTAGED: reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 128 : 16));
 
 // GDN at chunk 64 reads the workspace where the prep ops stood (no staging):
 // the addend U0 arrives after the product W S, which therefore cannot add it.
@@ -54,7 +55,7 @@
 // 16-bit outputs (their 16-bit layout) and one in the float32 kernel: that
 // one stages a chunk at a time, the next chunk's copies issued once every
 // thread is done with this chunk's.
-// ONESTAGELOG: prefill 200720 B (202784 B for 16-bit outputs)
+// ONESTAGELOG: prefill 200720 B (203008 B for 16-bit outputs)
 // ONESTAGE: constexpr int STAGE_FLOATS = 34820, STAGE_AT = 15360;
 // ONESTAGE: template <bool TensorCores> constexpr bool kTwoStages = TensorCores;
 // ONESTAGE: unsigned char *const stage = stages + (kTwoStages<TensorCores> ? (n % 2) * STAGE_BYTES : 0);

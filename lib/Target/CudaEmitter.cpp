@@ -717,6 +717,16 @@ private:
       os << "    " << opComment(op) << "\n    // (" << where << ")\n";
       return;
     }
+    // A padded tile (pad-addend-rows) is stored by its product and added
+    // by the products that fold its sums, which take its stride; an op
+    // that would read it densely has no code here.
+    auto padded = [](Value v) { return paddedStride(v) != 0; };
+    // (The output indexes them by their rows.)
+    if (!isa<ChunkOutputOp>(op) && llvm::any_of(op->getOperands(), padded)) {
+      unsupported = opComment(op).substr(3) +
+                    "', which reads a tile with padded rows (pad-addend-rows)";
+      return;
+    }
     os << "    " << opComment(op) << "\n";
     profiledOps.push_back(opComment(op).substr(3));
     os << "    RKC_PROFILE_BEGIN();\n";
@@ -1342,17 +1352,20 @@ private:
           os << call << out;
           bool rhsIsState = isa<BlockArgument>(mm.getRhs());
           Value outValue = sum ? sum.getResult() : mm.getResult();
+          Value addendValue = sum ? otherAddend(sum, mm.getResult()) : Value();
           if (paddedValueRows(outValue) || paddedValueRows(mm.getLhs()) ||
-              paddedValueRows(mm.getRhs())) {
-            // Every stride spelled out: padded value rows among them.
-            bool stateRows =
-                sum &&
-                (decay || isa<BlockArgument>(otherAddend(sum, mm.getResult())));
+              paddedValueRows(mm.getRhs()) || paddedStride(outValue) ||
+              (addendValue && paddedStride(addendValue))) {
+            // Every stride spelled out: padded rows among them.
+            bool stateRows = sum && (decay || isa<BlockArgument>(addendValue));
             os << ", " << rowStride(mm.getLhs()) << ", "
                << rowStride(mm.getRhs()) << ", "
                << (sum ? addend : "static_cast<const float *>(nullptr)") << ", "
                << (sum == sumIntoState && sum ? "SLD" : rowStride(outValue))
-               << ", " << rowDecay(decay) << ", " << (stateRows ? "SLD" : "0")
+               << ", " << rowDecay(decay) << ", "
+               << (stateRows ? "SLD"
+                             : std::to_string(
+                                   addendValue ? paddedStride(addendValue) : 0))
                << (sum && !stateRows && sum != sumIntoState &&
                            noBarrier.contains(mm)
                        ? ", /*barrier=*/false"
@@ -1380,10 +1393,19 @@ private:
         .Case([&](ChunkOutputOp out) {
           auto t = cast<TileType>(out.getOutput().getType());
           size_t ns = t.getRowSlots().empty() ? m : t.getRowSlots().size();
-          std::string value = tile(out.getOutput()) + "[e]";
+          // Element e of a tile, rows padded (pad-addend-rows) or dense.
+          auto at = [&](Value v) {
+            int64_t stride = paddedStride(v);
+            if (!stride)
+              return tile(v) + "[e]";
+            std::string n = std::to_string(ncols(v));
+            return tile(v) + "[(e / " + n + ") * " + std::to_string(stride) +
+                   " + e % " + n + "]";
+          };
+          std::string value = at(out.getOutput());
           if (ChunkAddOp sum = sumOfOutput.lookup(out))
-            value = "rkc::tile::toFloat(" + tile(sum.getLhs()) +
-                    "[e]) + rkc::tile::toFloat(" + tile(sum.getRhs()) + "[e])";
+            value = "rkc::tile::toFloat(" + at(sum.getLhs()) +
+                    ") + rkc::tile::toFloat(" + at(sum.getRhs()) + ")";
           os << "    for (int e = threadIdx.x; e < " << nrows(out.getOutput())
              << " * BV; e += THREADS) {\n"
              << "      const int64_t t = t0 + (e / BV) / " << ns << ";\n"
@@ -1444,10 +1466,15 @@ private:
        << (t ? "true" : "false") << ", " << out << ", "
        << (sum == sumIntoState ? "SLD" : rowStride(sum.getResult())) << ", "
        << addend;
-    if (decay || isa<BlockArgument>(x))
+    // The addend's rows: S's, a padded tile's (pad-addend-rows), or dense.
+    bool stateRows = decay || isa<BlockArgument>(x);
+    int64_t addendStride = stateRows ? 0 : paddedStride(x);
+    if (stateRows)
       os << ", " << rowDecay(decay) << ", SLD";
+    else if (addendStride)
+      os << ", rkc::tile::RowDecay{}, " << addendStride;
     if (noBarrier.contains(second))
-      os << (decay || isa<BlockArgument>(x) ? "" : ", rkc::tile::RowDecay{}, 0")
+      os << (stateRows || addendStride ? "" : ", rkc::tile::RowDecay{}, 0")
          << ", /*barrier=*/false);\n"
          << "    // (no barrier: the state update next reads nothing this "
             "wrote, nor writes what it read)\n";
@@ -1678,6 +1705,18 @@ private:
     return stride ? stride.getInt() : 0;
   }
 
+  /// The row stride, in floats, that rec-schedule's pad-addend-rows gave a
+  /// scan product's float32 tile that only sums read (rec.smem_stride; 0:
+  /// dense). Products store it and fused sums add it with that stride,
+  /// the output indexes it by its rows; emitChunkOp refuses any other
+  /// reader.
+  static int64_t paddedStride(Value v) {
+    Operation *def = v.getDefiningOp();
+    auto stride =
+        def ? def->getAttrOfType<IntegerAttr>("rec.smem_stride") : nullptr;
+    return stride ? stride.getInt() : 0;
+  }
+
   /// The prefill kernel for 16-bit outputs' shared memory: its tiles (the
   /// float32 plan's, which its 16-bit tiles fit inside) and, when the scan
   /// stages, its two buffers in their 16-bit layout, not the float32
@@ -1717,6 +1756,8 @@ private:
     if (isa<BlockArgument>(v))
       return "SLD";
     if (int64_t stride = stagedStride(v))
+      return std::to_string(stride);
+    if (int64_t stride = paddedStride(v))
       return std::to_string(stride);
     return paddedValueRows(v) ? "VLD<TensorCores>" : "0";
   }
@@ -1908,8 +1949,11 @@ private:
       if (isa<BlockArgument>(v) || !at.count(v) || stagedPrepValue(v, phase))
         return std::nullopt;
       int64_t begin = at.lookup(v);
+      int64_t stride = paddedStride(v);
       return std::make_pair(
-          begin, begin + extents().elements(cast<TileType>(v.getType())));
+          begin,
+          begin + (stride ? nrows(v) * stride
+                          : extents().elements(cast<TileType>(v.getType()))));
     };
     auto x = span(a), y = span(b);
     return x && y && x->first < y->second && y->first < x->second;
@@ -2121,7 +2165,9 @@ private:
              !firstOfPair.count(mm) && !pairedFirst.contains(mm) &&
              !decayedAddend.count(mm) && !sharedRightSecond.contains(mm) &&
              !mm->hasAttr("rec.per_value_tile") && inner % 16 == 0 &&
-             (!sum || sum != sumIntoState);
+             (!sum || sum != sumIntoState) &&
+             // (matmulSharedRight's addends are dense)
+             (!sum || !paddedStride(otherAddend(sum, mm.getResult())));
     };
     auto output = [&](ChunkMatmulOp mm) {
       ChunkAddOp sum = sumOfProduct.lookup(mm);

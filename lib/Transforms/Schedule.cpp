@@ -335,6 +335,39 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// row before it, rec.zero_row_before; the exclusive one is
   /// rec.shifted_view, its offset a row before the inclusive's; the
   /// inclusive lives as long as either).
+  /// The row stride, in floats, that pad-addend-rows gives `op`'s result
+  /// in the split scan's plan, or 0 (dense): a product of the scan whose
+  /// rows are a multiple of 32 floats and that only sums read, whose own
+  /// readers are sums and the output alone (the sums take the same rows;
+  /// no product reads any of them as an operand, nor the yield). The kernels
+  /// for bf16 products store such a tile (a delta factor's Q S, which the
+  /// output's products add as they store) a fragment at a time, eight rows
+  /// of a column at once: dense rows put all eight in one bank group
+  /// (8-way conflicts on the stores, 4-way on the addend's pair loads; ncu
+  /// on GDN's scan, NOTES.md v24e). Rows 8 floats longer put them in
+  /// distinct ones. The emitter passes the stride wherever the tile is
+  /// stored or added and refuses any other reader.
+  static int64_t paddedAddendRows(Operation *op, const TileExtents &extents) {
+    auto phase = op->getAttrOfType<StringAttr>("rec.phase");
+    if (!isa<ChunkMatmulOp>(op) || !phase || phase.getValue() != "scan")
+      return 0;
+    auto tile = cast<TileType>(op->getResult(0).getType());
+    int64_t cols = extents.cols(tile);
+    if (cols % 32 || extents.rows(tile) % 16 || op->getResult(0).use_empty() ||
+        !llvm::all_of(op->getResult(0).getUsers(),
+                      [](Operation *user) { return isa<ChunkAddOp>(user); }))
+      return 0;
+    SmallVector<Value> sums = {op->getResult(0)};
+    while (!sums.empty())
+      for (Operation *user : sums.pop_back_val().getUsers()) {
+        if (isa<ChunkAddOp>(user))
+          sums.push_back(user->getResult(0));
+        else if (!isa<ChunkOutputOp>(user))
+          return 0;
+      }
+    return cols + 8;
+  }
+
   int64_t planOps(ArrayRef<Operation *> ops, int64_t base, StringRef attr,
                   ChunkedOp chunked, llvm::function_ref<bool(Operation *)> reads,
                   size_t loopBegin = SIZE_MAX, bool prepKernel = false,
@@ -388,13 +421,33 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
           break;
         }
       }
+    // With pad-addend-rows, the split scan's product tiles that only sums
+    // read get rows 8 floats longer than dense (paddedAddendRows).
+    llvm::DenseMap<Value, int64_t> padded; // result -> row stride, floats
+    if (attr == "rec.smem_offset" && padAddendRows &&
+        chunked->hasAttr("rec.split_scan"))
+      for (Operation *op : ops) {
+        if (int64_t stride = paddedAddendRows(op, extents))
+          padded[op->getResult(0)] = stride;
+        // A sum of a padded tile keeps its rows (it may take its place,
+        // and a product that folds it adds and stores with one stride).
+        if (isa<ChunkAddOp>(op))
+          for (Value operand : op->getOperands())
+            if (int64_t stride = padded.lookup(operand))
+              padded[op->getResult(0)] = stride;
+      }
+    auto floatsOf = [&](Value r) {
+      auto tile = cast<TileType>(r.getType());
+      if (int64_t stride = padded.lookup(r))
+        return extents.rows(tile) * stride;
+      return extents.elements(tile);
+    };
     // The small tiles' zone (row vectors, a chunk x one) could hold all of
     // them at once: a few hundred floats.
     int64_t smallZone = 0;
     for (Operation *op : ops)
       for (Value r : op->getResults()) {
-        int64_t size = extents.elements(
-            cast<TileType>(r.getType()));
+        int64_t size = floatsOf(r);
         if (size < kSmallTile)
           smallZone += (size + 3) / 4 * 4;
       }
@@ -419,11 +472,12 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                 !llvm::is_contained(llvm::make_second_range(shiftedOf),
                                     operand) &&
                 placed.count(operand) &&
+                padded.lookup(operand) == padded.lookup(op->getResult(0)) &&
                 operand.getType() == op->getResult(0).getType())
               inPlace = operand;
         for (Value result : op->getResults()) {
           auto tile = cast<TileType>(result.getType());
-          int64_t size = extents.elements(tile);
+          int64_t size = floatsOf(result);
           if (Value incl = shiftedOf.lookup(result)) {
             placed[result] = placed[incl];
             at[result] = at[incl] - extents.cols(tile);
@@ -493,7 +547,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     int64_t largest = 0;
     for (Operation *op : ops)
       for (Value r : op->getResults())
-        largest = std::max(largest, extents.elements(cast<TileType>(r.getType())));
+        largest = std::max(largest, floatsOf(r));
     llvm::DenseMap<Value, int64_t> together, apart, midApart, probe;
     int64_t best = place(0, 0, together).first;
     llvm::DenseMap<Value, int64_t> *chosen = &together;
@@ -511,6 +565,13 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     for (Operation *op : ops)
       if (op->getNumResults())
         op->setAttr(attr, builder.getI64IntegerAttr(at.lookup(op->getResult(0))));
+    if (attr == "rec.smem_offset")
+      for (Operation *op : ops) {
+        op->removeAttr("rec.smem_stride");
+        if (op->getNumResults())
+          if (int64_t stride = padded.lookup(op->getResult(0)))
+            op->setAttr("rec.smem_stride", builder.getI64IntegerAttr(stride));
+      }
     for (auto [excl, incl] : shiftedOf) {
       excl.getDefiningOp()->setAttr("rec.shifted_view", builder.getUnitAttr());
       incl.getDefiningOp()->setAttr("rec.zero_row_before", builder.getUnitAttr());
@@ -1095,6 +1156,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepBlocks < 0 || prepBlocks > 4)
       return fail("prep-blocks (" + Twine(prepBlocks) +
                   ") must be from 0 to 4");
+    if (padAddendRows < 0 || padAddendRows > 1)
+      return fail("pad-addend-rows (" + Twine(padAddendRows) +
+                  ") must be 0 or 1");
     if (elementwiseQuads < -1 || elementwiseQuads > 1)
       return fail("elementwise-quads (" + Twine(elementwiseQuads) +
                   ") must be -1, 0 or 1");

@@ -544,3 +544,17 @@
 // HEADS: const int heads = static_cast<int>(x.shape[headDim]);
 // HEADS-NEXT: const int64_t h = heads == HV ? hv : groupHead(hv, HV, heads);
 // HEADS-NOT: hv / (HV / heads)
+
+// --pad-addend-rows 1: Q S's tile has rows of 40 floats. Its product stores
+// it with that stride (matmulSharedRight's second output) and the output's
+// pair adds it with it; where the output adds it itself (EDA), it indexes it
+// by its rows. The log names the option.
+// RUN: rm -rf %t.pad && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.pad --no-fatbin --pad-addend-rows 1 | FileCheck %s --check-prefix=PADLOG
+// RUN: FileCheck %s --check-prefix=PAD --input-file=%t.pad/gdn.cu
+// RUN: rm -rf %t.padeda && rkc compile %rkc_src/examples/specs/eda.mlir -o %t.padeda --no-fatbin --pad-addend-rows 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=PADEDA --input-file=%t.padeda/eda.cu
+// PADLOG: schedule {{.*}} pad-addend-rows=1 products=bf16
+// PAD: rkc::tile::matmulSharedRight<TensorCores, 128>({{.*}}, [[QS:tile[0-9]+]], 40, static_cast<const float *>(nullptr), S16, SLD, 32);
+// PAD: rkc::tile::matmulPair<TensorCores, 32, 32>({{.*}}, OutputRows{p, t0, eos, oBase, oPairs}, 40, [[QS]], rkc::tile::RowDecay{}, 40, /*barrier=*/false);
+// PADEDA: rkc::tile::matmul<TensorCores, 32>({{.*}}, [[OUT:tile[0-9]+]], 40, VLD<TensorCores>, [[QS:tile[0-9]+]], 40, rkc::tile::RowDecay{}, 40);
+// PADEDA: rkc::tile::toFloat([[OUT]][(e / 32) * 40 + e % 32]) + rkc::tile::toFloat(tile{{[0-9]+}}[e])

@@ -29,6 +29,10 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=5" 2>&1 | FileCheck %s --check-prefix=PREPBLOCKSBAD
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="elementwise-quads=0" | FileCheck %s --check-prefix=EQUADS
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="elementwise-quads=2" 2>&1 | FileCheck %s --check-prefix=EQUADSBAD
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="pad-addend-rows=1" | FileCheck %s --check-prefix=PADDED
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule | FileCheck %s --check-prefix=DENSE
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-schedule="pad-addend-rows=1" | FileCheck %s --check-prefix=DENSE
+// RUN: not rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="pad-addend-rows=2" 2>&1 | FileCheck %s --check-prefix=PADDEDBAD
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-blocks=3" | FileCheck %s --check-prefix=ORDER3
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 threads=512" | FileCheck %s --check-prefix=ORDER3
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 max-shared-bytes=9223372036854775807" | FileCheck %s --check-prefix=ORDER3
@@ -164,6 +168,21 @@
 // EQUADS: rec.schedule = {{{.*}}elementwise_quads = 0 : i64
 // PREPBLOCKS0-NOT: elementwise_quads
 // EQUADSBAD: rec-schedule: elementwise-quads (2) must be -1, 0 or 1
+
+// pad-addend-rows: the split scan's Q S (a product of S that only sums
+// read, those sums read by sums and the output alone) and the sums of it
+// get rows of 40 floats, not 32; W S, whose sum the state update and the
+// output multiply, stays dense, as do the state update's products (their
+// sum is the yield). Off by default, and without a split scan.
+// PADDED: rec.chunk.matmul %{{[0-9]+}}, %arg0 {rec.phase = "scan", rec.smem_offset = {{[0-9]+}} : i64} : (!rec.tile<chunk, key>, !rec.tile<key, value>) -> !rec.tile<chunk, value>
+// PADDED: [[QS:%[0-9]+]] = rec.chunk.matmul %{{[0-9]+}}, %arg0 {rec.phase = "scan", rec.smem_offset = [[AT:[0-9]+]] : i64, rec.smem_stride = 40 : i64}
+// PADDED: rec.chunk.add [[QS]], %{{[0-9]+}} {rec.phase = "scan", rec.smem_offset = [[AT]] : i64, rec.smem_stride = 40 : i64}
+// PADDED: rec.chunk.output
+// PADDED: rec.chunk.matmul {{.*}}transpose_lhs
+// PADDED-NOT: rec.smem_stride
+// PADDED: rec.chunk.yield
+// DENSE-NOT: rec.smem_stride
+// PADDEDBAD: rec-schedule: pad-addend-rows (2) must be 0 or 1
 
 // The depth-first order is taken only where it fits more prep blocks an SM
 // than the launch bound allows otherwise: not with at most 3 blocks, nor at

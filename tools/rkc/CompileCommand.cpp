@@ -152,6 +152,13 @@ cl::opt<int64_t> elementwiseQuads(
              "a lane at a time where their tiles allow; 0: one at a time; -1 "
              "(default): 1 where every gate is a scalar"),
     cl::cat(compileCategory));
+cl::opt<int64_t> padAddendRows(
+    "pad-addend-rows", cl::sub(compileCommand), cl::init(0),
+    cl::desc("Split kernels: 1 gives a float32 scan tile that a product "
+             "stores and only sums read (a delta factor's Q S, which the "
+             "output's products add) rows 8 floats longer than dense, free "
+             "of bank conflicts; 0 (default): dense"),
+    cl::cat(compileCategory));
 cl::opt<std::string> products(
     "products", cl::sub(compileCommand), cl::init("bf16"),
     cl::desc("Tensor-core products of the kernels for 16-bit outputs: bf16 "
@@ -280,6 +287,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.decodeQuads = request.decodeQuads;
   schedule.decodeRawRows = request.decodeRawRows;
   schedule.elementwiseQuads = request.elementwiseQuads;
+  schedule.padAddendRows = request.padAddendRows;
   schedule.prepBlocks = request.prepBlocks;
   schedule.scanSegments = request.scanSegments;
   schedule.products = request.products;
@@ -481,6 +489,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << (request.elementwiseQuads >= 0
               ? " elementwise-quads=" + std::to_string(request.elementwiseQuads)
               : "")
+      << (request.padAddendRows ? " pad-addend-rows=1" : "")
       << " products=" << request.products << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B"
       << (kernels.prefillTensorCoreSharedBytes != kernels.prefillSharedBytes
@@ -821,6 +830,7 @@ int runCompile() {
   request.decodeQuads = decodeQuads;
   request.decodeRawRows = decodeRawRows;
   request.elementwiseQuads = elementwiseQuads;
+  request.padAddendRows = padAddendRows;
   request.prepBlocks = prepBlocks;
   request.scanSegments = scanSegments;
   request.products = products;

@@ -802,7 +802,11 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       int64_t floats = planOps(own, stateFloats, "rec.smem_offset", chunked,
                                [](Operation *) { return true; });
       floats = (floats + 3) / 4 * 4;
-      if ((floats + 2 * stage) * 4 <= maxSharedBytes) {
+      // (The kernel for 16-bit outputs takes its own two buffers, whose
+      // 128-byte lines can outgrow the float32 ones where few values are
+      // 16-bit.)
+      if ((floats + 2 * stage) * 4 <= maxSharedBytes &&
+          floats * 4 + 2 * stageHalfBytes <= maxSharedBytes) {
         stagedFloats = stage;
         return floats + 2 * stage;
       }

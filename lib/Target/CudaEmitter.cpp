@@ -1355,7 +1355,7 @@ private:
           Value addendValue = sum ? otherAddend(sum, mm.getResult()) : Value();
           if (paddedValueRows(outValue) || paddedValueRows(mm.getLhs()) ||
               paddedValueRows(mm.getRhs()) || paddedStride(outValue) ||
-              (addendValue && paddedStride(addendValue))) {
+              paddedStride(addendValue)) {
             // Every stride spelled out: padded rows among them.
             bool stateRows = sum && (decay || isa<BlockArgument>(addendValue));
             os << ", " << rowStride(mm.getLhs()) << ", "
@@ -1364,8 +1364,7 @@ private:
                << (sum == sumIntoState && sum ? "SLD" : rowStride(outValue))
                << ", " << rowDecay(decay) << ", "
                << (stateRows ? "SLD"
-                             : std::to_string(
-                                   addendValue ? paddedStride(addendValue) : 0))
+                             : std::to_string(paddedStride(addendValue)))
                << (sum && !stateRows && sum != sumIntoState &&
                            noBarrier.contains(mm)
                        ? ", /*barrier=*/false"
@@ -1711,7 +1710,7 @@ private:
   /// the output indexes it by its rows; emitChunkOp refuses any other
   /// reader.
   static int64_t paddedStride(Value v) {
-    Operation *def = v.getDefiningOp();
+    Operation *def = v ? v.getDefiningOp() : nullptr;
     auto stride =
         def ? def->getAttrOfType<IntegerAttr>("rec.smem_stride") : nullptr;
     return stride ? stride.getInt() : 0;

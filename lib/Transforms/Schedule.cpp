@@ -321,20 +321,6 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     }
   }
 
-  /// Places the results of `ops` (run in that order) in shared memory from
-  /// `base` on, by first fit over live ranges, into `attr`; an op's
-  /// operands count as uses only when `reads(op)`. Returns the floats used.
-  /// Ops from `loopBegin` on run again for every value tile: a value
-  /// defined before the loop and read in it lives to the loop's end.
-  ///
-  /// For the prep kernel (`prepKernel`) a product whose result only the
-  /// scan reads needs no place: it is stored straight into the workspace as
-  /// it is computed (rec.to_workspace). With `shiftedViews` neither does an
-  /// exclusive cumsum whose gate an earlier inclusive one sums too: it is
-  /// that sum's rows shifted down by one (the inclusive tile gets a zero
-  /// row before it, rec.zero_row_before; the exclusive one is
-  /// rec.shifted_view, its offset a row before the inclusive's; the
-  /// inclusive lives as long as either).
   /// The row stride, in floats, that pad-addend-rows gives `op`'s result
   /// in the split scan's plan, or 0 (dense): a product of the scan whose
   /// rows are a multiple of 32 floats and that only sums read, whose own
@@ -368,6 +354,20 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     return cols + 8;
   }
 
+  /// Places the results of `ops` (run in that order) in shared memory from
+  /// `base` on, by first fit over live ranges, into `attr`; an op's
+  /// operands count as uses only when `reads(op)`. Returns the floats used.
+  /// Ops from `loopBegin` on run again for every value tile: a value
+  /// defined before the loop and read in it lives to the loop's end.
+  ///
+  /// For the prep kernel (`prepKernel`) a product whose result only the
+  /// scan reads needs no place: it is stored straight into the workspace as
+  /// it is computed (rec.to_workspace). With `shiftedViews` neither does an
+  /// exclusive cumsum whose gate an earlier inclusive one sums too: it is
+  /// that sum's rows shifted down by one (the inclusive tile gets a zero
+  /// row before it, rec.zero_row_before; the exclusive one is
+  /// rec.shifted_view, its offset a row before the inclusive's; the
+  /// inclusive lives as long as either).
   int64_t planOps(ArrayRef<Operation *> ops, int64_t base, StringRef attr,
                   ChunkedOp chunked, llvm::function_ref<bool(Operation *)> reads,
                   size_t loopBegin = SIZE_MAX, bool prepKernel = false,

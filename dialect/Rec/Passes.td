@@ -215,12 +215,13 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
            "Elementwise prep ops four elements at a time where their tiles "
            "allow: 1 on, 0 off, -1 (default): on where every gate is a "
            "scalar">,
-    Option<"padAddendRows", "pad-addend-rows", "int64_t", "0",
+    Option<"padAddendRows", "pad-addend-rows", "int64_t", "1",
            "Split kernels: 1 gives a float32 scan tile of a product that only "
            "sums read (in the fused forms, as the addend a later product adds "
            "as it stores; a delta factor's Q S) rows 8 floats longer than "
-           "dense (`rec.smem_stride`), so that the fragment stores and the "
-           "addend's pair loads meet no bank conflicts; 0 (default): dense">,
+           "dense (`rec.smem_stride`, the default), so that the fragment "
+           "stores and the addend's pair loads meet no bank conflicts; 0: "
+           "dense">,
     Option<"products", "products", "std::string", "\"tf32\"",
            "The tensor-core products of the kernels for 16-bit outputs: "
            "tf32 (m16n8k8, float32 operands) or bf16 (m16n8k16, operands "

@@ -186,11 +186,12 @@
 // added as the product stores, into the sum's place. The next product reads
 // S too (Q S): the two are one pass over the warps, one barrier.
 // CHECK: // with the product below, of the same right operand B: [[U]] = A B + [[U0:tile[0-9]+]], [[QS:tile[0-9]+]] = A B
-// W S + U is stored in 16 bits (only products read it) with padded rows.
+// W S + U is stored in 16 bits (only products read it) with padded rows,
+// Q S in float32 rows of 40 (pad-addend-rows).
 // Both read the state's bf16 shadow in the kernel for bf16 products (dk 64:
 // four row blocks of the slice, two warps to each), S in the float32 one.
-// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 0, static_cast<const float *>(nullptr), S16, SLD, 32);
-// CHECK: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 0, static_cast<const float *>(nullptr), S, SLD, 32);
+// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 40, static_cast<const float *>(nullptr), S16, SLD, 32);
+// CHECK: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 40, static_cast<const float *>(nullptr), S, SLD, 32);
 // CHECK: rec.chunk.add
 // CHECK-NEXT: // (computed by the product above)
 // CHECK: rec.chunk.matmul
@@ -204,7 +205,7 @@
 // CHECK: // with the sums below: o's rows = A1 B1 + A2 B2 + tile{{[0-9]+}}
 // The state update comes next, and it reads nothing the pair wrote (o) nor
 // writes what the pair read (it writes S): no barrier between them.
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, VLD<TensorCores>, [[AQ]], tile{{[0-9]+}}, 0, VLD<TensorCores>, 16, 32, false, OutputRows{p, t0, eos, oBase, oPairs}, 0, tile{{[0-9]+}}, rkc::tile::RowDecay{}, 0, /*barrier=*/false);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[AQ:tile[0-9]+]], [[U]], 0, VLD<TensorCores>, [[AQ]], tile{{[0-9]+}}, 0, VLD<TensorCores>, 16, 32, false, OutputRows{p, t0, eos, oBase, oPairs}, 40, tile{{[0-9]+}}, rkc::tile::RowDecay{}, 40, /*barrier=*/false);
 // CHECK: rec.chunk.output
 // CHECK-NEXT: // (stored to o by the product above)
 // The state decayed over the chunk is the addend of the next product's sum:
@@ -545,15 +546,21 @@
 // HEADS-NEXT: const int64_t h = heads == HV ? hv : groupHead(hv, HV, heads);
 // HEADS-NOT: hv / (HV / heads)
 
-// --pad-addend-rows 1: Q S's tile has rows of 40 floats. Its product stores
-// it with that stride (matmulSharedRight's second output) and the output's
-// pair adds it with it; where the output adds it itself (EDA), it indexes it
-// by its rows. The log names the option.
-// RUN: rm -rf %t.pad && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.pad --no-fatbin --pad-addend-rows 1 | FileCheck %s --check-prefix=PADLOG
+// pad-addend-rows (1 by default): Q S's tile has rows of 40 floats. Its
+// product stores it with that stride (matmulSharedRight's second output) and
+// the output's pair adds it with it; where the output adds it itself (EDA),
+// it indexes it by its rows. The log names the option where it is 0, and the
+// tile is dense then.
+// RUN: rm -rf %t.pad && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.pad --no-fatbin | FileCheck %s --check-prefix=PADLOG
 // RUN: FileCheck %s --check-prefix=PAD --input-file=%t.pad/gdn.cu
-// RUN: rm -rf %t.padeda && rkc compile %rkc_src/examples/specs/eda.mlir -o %t.padeda --no-fatbin --pad-addend-rows 1 > /dev/null
+// RUN: rm -rf %t.padeda && rkc compile %rkc_src/examples/specs/eda.mlir -o %t.padeda --no-fatbin > /dev/null
 // RUN: FileCheck %s --check-prefix=PADEDA --input-file=%t.padeda/eda.cu
-// PADLOG: schedule {{.*}} pad-addend-rows=1 products=bf16
+// RUN: rm -rf %t.dense && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.dense --no-fatbin --pad-addend-rows 0 | FileCheck %s --check-prefix=DENSELOG
+// RUN: FileCheck %s --check-prefix=DENSE --input-file=%t.dense/gdn.cu
+// PADLOG-NOT: pad-addend-rows
+// PADLOG: products=bf16
+// DENSELOG: schedule {{.*}} pad-addend-rows=0 products=bf16
+// DENSE: rkc::tile::matmulSharedRight<TensorCores, 128>({{.*}}, [[QS:tile[0-9]+]], 0, static_cast<const float *>(nullptr), S16, SLD, 32);
 // PAD: rkc::tile::matmulSharedRight<TensorCores, 128>({{.*}}, [[QS:tile[0-9]+]], 40, static_cast<const float *>(nullptr), S16, SLD, 32);
 // PAD: rkc::tile::matmulPair<TensorCores, 32, 32>({{.*}}, OutputRows{p, t0, eos, oBase, oPairs}, 40, [[QS]], rkc::tile::RowDecay{}, 40, /*barrier=*/false);
 // PADEDA: rkc::tile::matmul<TensorCores, 32>({{.*}}, [[OUT:tile[0-9]+]], 40, VLD<TensorCores>, [[QS:tile[0-9]+]], 40, rkc::tile::RowDecay{}, 40);

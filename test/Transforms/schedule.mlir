@@ -30,7 +30,8 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="elementwise-quads=0" | FileCheck %s --check-prefix=EQUADS
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="elementwise-quads=2" 2>&1 | FileCheck %s --check-prefix=EQUADSBAD
 // RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="pad-addend-rows=1" | FileCheck %s --check-prefix=PADDED
-// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule | FileCheck %s --check-prefix=DENSE
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule | FileCheck %s --check-prefix=PADDED
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="pad-addend-rows=0" | FileCheck %s --check-prefix=DENSE
 // RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-schedule="pad-addend-rows=1" | FileCheck %s --check-prefix=DENSE
 // RUN: not rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="pad-addend-rows=2" 2>&1 | FileCheck %s --check-prefix=PADDEDBAD
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 prep-blocks=3" | FileCheck %s --check-prefix=ORDER3
@@ -173,7 +174,7 @@
 // read, those sums read by sums and the output alone) and the sums of it
 // get rows of 40 floats, not 32; W S, whose sum the state update and the
 // output multiply, stays dense, as do the state update's products (their
-// sum is the yield). Off by default, and without a split scan.
+// sum is the yield). On by default; off with 0, and without a split scan.
 // PADDED: rec.chunk.matmul %{{[0-9]+}}, %arg0 {rec.phase = "scan", rec.smem_offset = {{[0-9]+}} : i64} : (!rec.tile<chunk, key>, !rec.tile<key, value>) -> !rec.tile<chunk, value>
 // PADDED: [[QS:%[0-9]+]] = rec.chunk.matmul %{{[0-9]+}}, %arg0 {rec.phase = "scan", rec.smem_offset = [[AT:[0-9]+]] : i64, rec.smem_stride = 40 : i64}
 // PADDED: rec.chunk.add [[QS]], %{{[0-9]+}} {rec.phase = "scan", rec.smem_offset = [[AT]] : i64, rec.smem_stride = 40 : i64}

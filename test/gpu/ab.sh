@@ -5,7 +5,7 @@
 # two of PERF.md's shapes, and EDA with its tuning database.
 #
 #   bash test/gpu/ab.sh BASE_RKC NEW_RKC
-#   bash test/gpu/ab.sh .devbin/rkc-main '.devbin/rkc-main --pad-addend-rows 1'
+#   bash test/gpu/ab.sh .devbin/rkc-main '.devbin/rkc-main --pad-addend-rows 0'
 #
 # Either side may be an rkc followed by `rkc compile` options (one word,
 # quoted): the same binary with and without an option is an A/B too.

@@ -153,11 +153,11 @@ cl::opt<int64_t> elementwiseQuads(
              "(default): 1 where every gate is a scalar"),
     cl::cat(compileCategory));
 cl::opt<int64_t> padAddendRows(
-    "pad-addend-rows", cl::sub(compileCommand), cl::init(0),
+    "pad-addend-rows", cl::sub(compileCommand), cl::init(1),
     cl::desc("Split kernels: 1 gives a float32 scan tile that a product "
              "stores and only sums read (a delta factor's Q S, which the "
              "output's products add) rows 8 floats longer than dense, free "
-             "of bank conflicts; 0 (default): dense"),
+             "of bank conflicts (the default); 0: dense"),
     cl::cat(compileCategory));
 cl::opt<std::string> products(
     "products", cl::sub(compileCommand), cl::init("bf16"),
@@ -489,7 +489,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << (request.elementwiseQuads >= 0
               ? " elementwise-quads=" + std::to_string(request.elementwiseQuads)
               : "")
-      << (request.padAddendRows ? " pad-addend-rows=1" : "")
+      << (request.padAddendRows ? "" : " pad-addend-rows=0")
       << " products=" << request.products << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B"
       << (kernels.prefillTensorCoreSharedBytes != kernels.prefillSharedBytes

@@ -49,7 +49,7 @@ struct CompileRequest {
   // Split kernels: 1 pads the rows of a scan product's float32 tile that
   // only sums read (rec-schedule's pad-addend-rows). Not a knob of `rkc
   // tune` (yet).
-  int64_t padAddendRows = 0;
+  int64_t padAddendRows = 1;
   // Split kernels: where the scan's blocks leave half the multiprocessors
   // free, each sequence's chunks run in this many segments, the prep of one
   // beside the scan of the one before (a second stream); 1: the prep, then

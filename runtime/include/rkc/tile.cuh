@@ -591,6 +591,20 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
 /// at a time where it is aligned, else one by one), and the same arithmetic
 /// on each element, so the same results. scaleCols does so only where M's
 /// columns are c's rows.
+/// Whether p is a multiple of Bytes. A shared-memory address is tested in
+/// the shared window, where the compiler sees a kernel's tile as the
+/// (aligned) dynamic shared array plus a constant and folds the test; on the
+/// generic address (the window's base added at run time) it cannot, and each
+/// caller keeps both of its paths (a float pair stored as two scalar stores).
+/// The window's base is aligned far beyond 16 bytes: both tests agree.
+template <unsigned Bytes> __device__ inline bool isAligned(const void *p) {
+  static_assert((Bytes & (Bytes - 1)) == 0, "a power of two");
+  if (__isShared(p))
+    return (static_cast<unsigned>(__cvta_generic_to_shared(p)) & (Bytes - 1)) ==
+           0;
+  return (reinterpret_cast<uintptr_t>(p) & (Bytes - 1)) == 0;
+}
+
 struct NoKeep {
   __device__ void operator()(int, float) const {}
   __device__ void quad(int, float4) const {}
@@ -608,9 +622,7 @@ template <typename T> struct KeepIn {
         Quad{{fromFloat<T>(x.x), fromFloat<T>(x.y), fromFloat<T>(x.z),
               fromFloat<T>(x.w)}};
   }
-  __device__ bool quadAligned() const {
-    return !(reinterpret_cast<uintptr_t>(w) & (4 * sizeof(T) - 1));
-  }
+  __device__ bool quadAligned() const { return isAligned<4 * sizeof(T)>(w); }
 };
 
 /// Whether elementwise ops take four elements at a time where they can
@@ -622,9 +634,7 @@ template <typename T> struct KeepIn {
 constexpr bool kElementwiseQuads = RKC_ELEMENTWISE_QUADS;
 
 /// Whether p is 16-byte aligned (a float4 of shared memory).
-__device__ inline bool aligned16(const void *p) {
-  return !(reinterpret_cast<uintptr_t>(p) & 15);
-}
+__device__ inline bool aligned16(const void *p) { return isAligned<16>(p); }
 __device__ inline float4 load4f(const float *p) {
   return *reinterpret_cast<const float4 *>(p);
 }
@@ -973,8 +983,7 @@ __device__ inline void loadMatrixX2Trans(uint32_t (&r)[2], const void *row) {
 /// ldmatrix: every row 16-byte aligned.
 template <typename T>
 __device__ inline bool matrixRows(const T *p, int ld) {
-  return sizeof(T) == 2 && (ld * 2) % 16 == 0 &&
-         (reinterpret_cast<uintptr_t>(p) & 15) == 0;
+  return sizeof(T) == 2 && (ld * 2) % 16 == 0 && isAligned<16>(p);
 }
 
 /// x[0] and x[1] as pair16 packs them: for bf16, one 32-bit load (x 4-byte
@@ -1134,7 +1143,7 @@ template <typename T>
 __device__ inline void putPair(T *out, int ld, int i, int j, float x0,
                                float x1) {
   T *const at = out + i * ld + j;
-  if (ld % 2 == 0 && reinterpret_cast<uintptr_t>(out) % (2 * sizeof(T)) == 0) {
+  if (ld % 2 == 0 && isAligned<2 * sizeof(T)>(out)) {
     if constexpr (IsFloat<T>::value) {
       *reinterpret_cast<float2 *>(at) = make_float2(x0, x1);
       return;
@@ -1157,7 +1166,7 @@ __device__ inline void putPair(const Sink &out, int, int i, int j, float x0,
 template <typename T>
 __device__ inline float2 getPair(const T *x, int ld, int i, int j) {
   const T *const at = x + i * ld + j;
-  if (ld % 2 == 0 && reinterpret_cast<uintptr_t>(x) % (2 * sizeof(T)) == 0) {
+  if (ld % 2 == 0 && isAligned<2 * sizeof(T)>(x)) {
     if constexpr (IsFloat<T>::value)
       return *reinterpret_cast<const float2 *>(at);
     else if constexpr (std::is_same<T, __nv_bfloat16>::value)

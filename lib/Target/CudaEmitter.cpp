@@ -1303,7 +1303,9 @@ private:
                << (sum == sumIntoState ? ", the chunk's new state" : "")
                << "\n";
           }
-          int64_t lda = stagedStride(mm.getLhs());
+          // A staged left operand's row stride (KLD for a swizzled one).
+          int64_t stagedLda = stagedStride(mm.getLhs());
+          std::string lda = stagedLda ? rowStride(mm.getLhs()) : "0";
           // The call up to its output argument, and the arguments after
           // lda that end with a swizzled B's flag (planSwizzledRows).
           std::string call = "    rkc::tile::matmul<TensorCores, " +
@@ -1381,7 +1383,7 @@ private:
               os << ", 0, rkc::tile::RowDecay{}, 0, /*barrier=*/false";
           } else if (rhsIsState) {
             os << ", " << lda << ", SLD";
-          } else if (lda) {
+          } else if (stagedLda) {
             os << ", " << lda;
           }
           os << ");\n";
@@ -1728,6 +1730,33 @@ private:
            2 * s.stageHalfBytes;
   }
 
+  /// Whether the scan stages `op`'s value swizzled in the kernels for
+  /// 16-bit outputs (KeyStage, KLD): a key-side tile that products alone
+  /// read as their left operand (rec.stage_stride, 8 more than its columns)
+  /// kept in 16 bits (rec.half), its rows a power-of-two count of 16-byte
+  /// pieces (rkc::tile::swizzledCol). Others keep the padded rows.
+  static bool stagedSwizzled(Operation *op) {
+    auto stride =
+        op ? op->getAttrOfType<IntegerAttr>("rec.stage_stride") : nullptr;
+    if (!stride || !op->hasAttr("rec.half"))
+      return false;
+    int64_t cols = stride.getInt() - 8;
+    return cols >= 8 && cols % 8 == 0 && llvm::isPowerOf2_64(cols / 8);
+  }
+  /// A staged value's element type in the scan: KeyStage where swizzled.
+  static std::string stagedType(Operation *op) {
+    return stagedSwizzled(op) ? "KeyStage<TensorCores>" : crossingType(op);
+  }
+  /// A staged padded tile's row stride, as the code spells it: KLD where
+  /// swizzled (dense in the kernels for 16-bit outputs).
+  static std::string stagedLd(Operation *op) {
+    int64_t stride =
+        op->getAttrOfType<IntegerAttr>("rec.stage_stride").getInt();
+    return stagedSwizzled(op)
+               ? "KLD<TensorCores, " + std::to_string(stride - 8) + ">"
+               : std::to_string(stride);
+  }
+
   /// Whether rec-schedule staged `op`'s value rows VLD<TensorCores>
   /// elements apart (rec.stage_half_stride).
   static bool stagedPadded(Operation *op) {
@@ -1754,8 +1783,8 @@ private:
   std::string rowStride(Value v) const {
     if (isa<BlockArgument>(v))
       return "SLD";
-    if (int64_t stride = stagedStride(v))
-      return std::to_string(stride);
+    if (stagedStride(v))
+      return stagedLd(v.getDefiningOp());
     if (int64_t stride = paddedStride(v))
       return std::to_string(stride);
     return paddedValueRows(v) ? "VLD<TensorCores>" : "0";
@@ -1791,7 +1820,7 @@ private:
         continue;
       Value v = op.getResult(0);
       int64_t rows = nrows(v), cols = ncols(v);
-      std::string T = crossingType(&op);
+      std::string T = stagedType(&op);
       bool valueCols = cast<TileType>(v.getType()).getCols() == Axis::value;
       auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride");
       os << "  { // " << tile(v) << ": " << v.getType() << " (" << T << ")\n"
@@ -1805,8 +1834,9 @@ private:
         os << "    } else {\n";
         indent = "      ";
       }
-      os << indent << "const " << T << " *const from = reinterpret_cast<const "
-         << T << " *>(ws + " << workspaceAt(&op) << ");\n";
+      os << indent << "const " << crossingType(&op)
+         << " *const from = reinterpret_cast<const " << crossingType(&op)
+         << " *>(ws + " << workspaceAt(&op) << ");\n";
       // (stageRows: every extent a compile-time constant, the passes of
       // the block's threads unrolled.)
       if (valueCols)
@@ -1814,6 +1844,11 @@ private:
            << (stagedPadded(&op) ? "VLD<TensorCores>" : "BV")
            << ", DV>(to, from + v0);"
            << (stagedPadded(&op) ? " // rows VLD elements apart" : "") << "\n";
+      else if (stride && stagedSwizzled(&op))
+        os << indent << "rkc::tile::stageRows<" << rows << ", " << cols << ", "
+           << stagedLd(&op) << ", " << cols
+           << ">(to, from); // swizzled rows (KeyStage) or rows "
+           << stride.getInt() << " elements apart\n";
       else if (stride)
         os << indent << "rkc::tile::stageRows<" << rows << ", " << cols << ", "
            << stride.getInt() << ", " << cols << ">(to, from); // rows "
@@ -1843,7 +1878,7 @@ private:
     int64_t rows = nrows(v);
     std::string width = valueCols ? "BV" : std::to_string(ncols(v));
     auto stride = op.getAttrOfType<IntegerAttr>("rec.stage_stride");
-    std::string ld = stride              ? std::to_string(stride.getInt())
+    std::string ld = stride              ? stagedLd(&op)
                      : stagedPadded(&op) ? "VLD<TensorCores>"
                                          : width;
     // The tile's sub-step slots (all of a token's when it keeps every one)
@@ -1878,8 +1913,10 @@ private:
        << "        const int i = e / " << width << ", c = e % " << width
        << ";\n"
        << "        const int64_t t = t0 + i / " << slots.size() << ";\n"
-       << "        " << crossingType(&op) << " *const dst = to + i * " << ld
-       << " + c;\n";
+       << "        " << stagedType(&op) << " *const dst = "
+       << (stagedSwizzled(&op) ? "rkc::tile::at(to, " + ld + ", i, c)"
+                               : "to + i * " + ld + " + c")
+       << ";\n";
     if (slots.size() == 1) {
       os << "        const int j = " << rowOf(slots[0])
          << "; // the slot's row of the token\n";
@@ -2477,7 +2514,7 @@ private:
         if (phase(op) != "prep" || !op.hasAttr("rec.to_scan"))
           continue;
         Value v = op.getResult(0);
-        std::string T = crossingType(&op);
+        std::string T = stagedType(&op);
         // A last-row value is staged alone: its pointer sits so that the
         // row is where the ops read it (row rows - 1).
         int64_t first = lastRowOnly(&op) ? (nrows(v) - 1) * ncols(v) : 0;
@@ -2616,6 +2653,20 @@ private:
           "banks.\n"
        << "template <bool TensorCores> [[maybe_unused]] constexpr int VLD = "
           "TensorCores ? BV + 8 : BV;\n"
+       << "/// A staged key-side tile that products alone read as their left "
+          "operand: in the\n/// kernels for 16-bit outputs, dense rows with "
+          "their 16-byte pieces swizzled\n/// (rkc::tile::SwizzledBf16: the "
+          "copies fill whole 128-byte lines, and the\n/// eight rows an "
+          "ldmatrix reads fall in distinct banks); in the float32 kernels,\n"
+          "/// rows 8 floats longer than dense.\n"
+       << "template <bool TensorCores> struct KeyStageType { using type = "
+          "float; };\n"
+       << "template <> struct KeyStageType<true> { using type = "
+          "rkc::tile::SwizzledBf16; };\n"
+       << "template <bool TensorCores> using KeyStage = typename "
+          "KeyStageType<TensorCores>::type;\n"
+       << "template <bool TensorCores, int Cols> [[maybe_unused]] constexpr "
+          "int KLD = TensorCores ? Cols : Cols + 8;\n"
        << "[[maybe_unused]] constexpr int C = " << C << ", M = " << m
        << ", L = C * M; // tokens, sub-steps a token, rows a chunk\n"
        << "constexpr int THREADS = " << s.threads << ", WARPS = THREADS / 32;\n"

@@ -102,11 +102,14 @@
 // Every staging copy is rkc::tile::stageRows, its extents template
 // arguments: the passes of the block's threads unroll.
 // CHECK: rkc::tile::stageRows<(64 + P - 1) / P, P, P, P>(to, from); // one run
-// CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (Crossing<TensorCores>)
-// CHECK-NEXT: {{\[\[maybe_unused\]\]}} constexpr int P = 16 / sizeof(Crossing<TensorCores>); // elements a 16-byte piece
-// CHECK-NEXT: Crossing<TensorCores> *const to = reinterpret_cast<Crossing<TensorCores> *>(stage + (TensorCores ? 256 : 256));
+// A key-side tile that products alone read as their left operand is staged
+// swizzled in the kernels for 16-bit outputs (KeyStage: dense rows, KLD
+// elements apart), with rows 8 floats longer than dense in the others.
+// CHECK: { // tile{{[0-9]+}}: !rec.tile<chunk, key> (KeyStage<TensorCores>)
+// CHECK-NEXT: {{\[\[maybe_unused\]\]}} constexpr int P = 16 / sizeof(KeyStage<TensorCores>); // elements a 16-byte piece
+// CHECK-NEXT: KeyStage<TensorCores> *const to = reinterpret_cast<KeyStage<TensorCores> *>(stage + (TensorCores ? 256 : 256));
 // CHECK-NEXT: const Crossing<TensorCores> *const from = reinterpret_cast<const Crossing<TensorCores> *>(ws + (TensorCores ? 256 : 256));
-// CHECK-NEXT: rkc::tile::stageRows<16, 64, 72, 64>(to, from); // rows 72 elements apart
+// CHECK-NEXT: rkc::tile::stageRows<16, 64, KLD<TensorCores, 64>, 64>(to, from); // swizzled rows (KeyStage) or rows 72 elements apart
 // CHECK: if (TensorCores && p.rows_from_inputs) { // input "v" as it is
 // CHECK-NEXT: const __nv_bfloat16 *const x = static_cast<const __nv_bfloat16 *>(p.a.v.data);
 // CHECK-NEXT: constexpr int N = 16 * BV, STEP = THREADS * P;
@@ -179,7 +182,10 @@
 // The other crossing values come staged too, the value rows with them: the
 // scan loads no input row. Each starts at a multiple of 16 bytes (G, at its
 // last row, is not said to).
-// CHECK-COUNT-6: const Crossing<TensorCores> *const tile{{[0-9]+}} = static_cast<const Crossing<TensorCores> *>(__builtin_assume_aligned(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}), 16));
+// CHECK-COUNT-2: const KeyStage<TensorCores> *const tile{{[0-9]+}} = static_cast<const KeyStage<TensorCores> *>(__builtin_assume_aligned(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}), 16));
+// CHECK-COUNT-2: const Crossing<TensorCores> *const tile{{[0-9]+}} = static_cast<const Crossing<TensorCores> *>(__builtin_assume_aligned(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}), 16));
+// CHECK-NEXT: const KeyStage<TensorCores> *const tile{{[0-9]+}} = static_cast<const KeyStage<TensorCores> *>(__builtin_assume_aligned(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}), 16));
+// CHECK-NEXT: const Crossing<TensorCores> *const tile{{[0-9]+}} = static_cast<const Crossing<TensorCores> *>(__builtin_assume_aligned(stage + (TensorCores ? {{[0-9]+}} : {{[0-9]+}}), 16));
 // CHECK-NOT: prefill_s0_value(
 // The inner extent is a template argument: the product's loops unroll. The
 // sum after it (its only reader, the staged addend there from the start) is
@@ -190,8 +196,8 @@
 // Q S in float32 rows of 40 (pad-addend-rows).
 // Both read the state's bf16 shadow in the kernel for bf16 products (dk 64:
 // four row blocks of the slice, two warps to each), S in the float32 one.
-// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 40, static_cast<const float *>(nullptr), S16, SLD, 32);
-// CHECK: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, 72, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, 72, 16, [[QS]], 40, static_cast<const float *>(nullptr), S, SLD, 32);
+// CHECK-NEXT: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, KLD<TensorCores, 64>, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, KLD<TensorCores, 64>, 16, [[QS]], 40, static_cast<const float *>(nullptr), S16, SLD, 32);
+// CHECK: rkc::tile::matmulSharedRight<TensorCores, 64>(tile{{[0-9]+}}, KLD<TensorCores, 64>, 16, [[U]], VLD<TensorCores>, [[U0]], tile{{[0-9]+}}, KLD<TensorCores, 64>, 16, [[QS]], 40, static_cast<const float *>(nullptr), S, SLD, 32);
 // CHECK: rec.chunk.add
 // CHECK-NEXT: // (computed by the product above)
 // CHECK: rec.chunk.matmul
@@ -220,9 +226,9 @@
 // CHECK: // (computed with the product below)
 // In the kernel for bf16 products the new state stays in registers.
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state, in registers; then its shadow
-// CHECK-NEXT: rkc::tile::updateStatePair<16, 16>(sreg, [[KE:tile[0-9]+]], [[U]], 72, VLD<TensorCores>, [[KE]], tile{{[0-9]+}}, 72, VLD<TensorCores>, DK, rkc::tile::RowDecay{[[G]], 64, L}, S16, SLD, /*barrier=*/false);
+// CHECK-NEXT: rkc::tile::updateStatePair<16, 16>(sreg, [[KE:tile[0-9]+]], [[U]], KLD<TensorCores, 64>, VLD<TensorCores>, [[KE]], tile{{[0-9]+}}, KLD<TensorCores, 64>, VLD<TensorCores>, DK, rkc::tile::RowDecay{[[G]], 64, L}, S16, SLD, /*barrier=*/false);
 // CHECK: // with the sums below: S = A1 B1 + A2 B2 + S decayed over the chunk, the chunk's new state
-// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[KE]], [[U]], 72, VLD<TensorCores>, [[KE]], tile{{[0-9]+}}, 72, VLD<TensorCores>, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
+// CHECK-NEXT: rkc::tile::matmulPair<TensorCores, 16, 16>([[KE]], [[U]], KLD<TensorCores, 64>, VLD<TensorCores>, [[KE]], tile{{[0-9]+}}, KLD<TensorCores, 64>, VLD<TensorCores>, 64, 32, true, S, SLD, S, rkc::tile::RowDecay{[[G]], 64, L}, SLD);
 // CHECK: rec.chunk.yield
 // CHECK-NEXT: // (computed by the product above)
 // CHECK-NOT: = tile{{[0-9]+}}[e];
@@ -563,5 +569,5 @@
 // DENSE: rkc::tile::matmulSharedRight<TensorCores, 128>({{.*}}, [[QS:tile[0-9]+]], 0, static_cast<const float *>(nullptr), S16, SLD, 32);
 // PAD: rkc::tile::matmulSharedRight<TensorCores, 128>({{.*}}, [[QS:tile[0-9]+]], 40, static_cast<const float *>(nullptr), S16, SLD, 32);
 // PAD: rkc::tile::matmulPair<TensorCores, 32, 32>({{.*}}, OutputRows{p, t0, eos, oBase, oPairs}, 40, [[QS]], rkc::tile::RowDecay{}, 40, /*barrier=*/false);
-// PADEDA: rkc::tile::matmul<TensorCores, 32>({{.*}}, [[OUT:tile[0-9]+]], 40, VLD<TensorCores>, [[QS:tile[0-9]+]], 40, rkc::tile::RowDecay{}, 40);
+// PADEDA: rkc::tile::matmul<TensorCores, 32>({{.*}}, [[OUT:tile[0-9]+]], KLD<TensorCores, 32>, VLD<TensorCores>, [[QS:tile[0-9]+]], 40, rkc::tile::RowDecay{}, 40);
 // PADEDA: rkc::tile::toFloat([[OUT]][(e / 32) * 40 + e % 32]) + rkc::tile::toFloat(tile{{[0-9]+}}[e])

@@ -39,6 +39,57 @@ __device__ inline float toFloat(float x) { return x; }
 __device__ inline float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ inline float toFloat(__half x) { return __half2float(x); }
 
+/// A bf16 element of a tile whose rows are dense and whose 16-byte pieces
+/// are swizzled by row (`at`): the scan's staged key-side tiles in the
+/// kernels for bf16 products. The type carries the layout, so that every
+/// reader addresses it through `at`, and a reader that does not know it
+/// does not compile.
+struct SwizzledBf16 {
+  __nv_bfloat16 x;
+};
+__device__ inline float toFloat(SwizzledBf16 x) {
+  return __bfloat162float(x.x);
+}
+template <typename T> struct IsSwizzled {
+  static constexpr bool value = false;
+};
+template <> struct IsSwizzled<SwizzledBf16> {
+  static constexpr bool value = true;
+};
+
+/// The column where element (i, j) of a swizzled tile (rows `ld` 16-bit
+/// elements apart, ld / 8 a power of two) is stored: its 16-byte piece j / 8
+/// XORed with a function of the row, within the row. Any eight consecutive
+/// rows from a multiple of 8 then put a given piece in eight distinct bank
+/// groups (ldmatrix's rows: no conflict), and a run of 128 bytes of a row
+/// stays in its 128-byte line (a cp.async copy of whole rows fills whole
+/// lines, where rows padded by 16 bytes straddle them).
+__device__ inline int swizzledCol(int ld, int i, int j) {
+  const int pieces = ld / 8;
+  const int f = pieces >= 8 ? i % 8 : (i / (8 / pieces)) % pieces;
+  return j ^ (f << 3);
+}
+
+/// Where element (i, j) of a tile with rows `ld` elements apart is: dense,
+/// or swizzled (SwizzledBf16).
+template <typename T> __device__ inline T *at(T *a, int ld, int i, int j) {
+  if constexpr (IsSwizzled<typename std::remove_cv<T>::type>::value)
+    return a + i * ld + swizzledCol(ld, i, j);
+  else
+    return a + i * ld + j;
+}
+
+/// at(a, ld, i0 + r, j) for i0 a multiple of 8 and 0 <= r < 8 (ldmatrix's
+/// rows): a swizzled tile's piece then depends on r alone, which the caller
+/// knows and the compiler cannot.
+template <typename T>
+__device__ inline T *at8(T *a, int ld, int i0, int r, int j) {
+  if constexpr (IsSwizzled<typename std::remove_cv<T>::type>::value)
+    return a + (i0 + r) * ld + swizzledCol(ld, r, j);
+  else
+    return a + (i0 + r) * ld + j;
+}
+
 /// float32 to a workspace element type (round to nearest).
 template <typename T> __device__ inline T fromFloat(float x);
 template <> __device__ inline float fromFloat<float>(float x) { return x; }
@@ -175,31 +226,35 @@ __device__ inline void copyAsync16(void *dst, const void *src) {
 }
 
 /// Rows x Cols elements from `from` (rows FromLd elements apart) to shared
-/// memory at `to` (rows ToLd apart) by cp.async, a 16-byte piece a thread
-/// each pass of the block's threads. Every extent is a compile-time
-/// constant: the passes unroll with no remainder loop, and where a pass
-/// covers whole rows (the usual case) a thread's row and column are
-/// computed once, its later pieces whole rows further on.
-template <int Rows, int Cols, int ToLd, int FromLd, typename T>
-__device__ inline void stageRows(T *to, const T *from) {
+/// memory at `to` (rows ToLd apart; swizzled where T says, `at`) by
+/// cp.async, a 16-byte piece a thread each pass of the block's threads.
+/// Every extent is a compile-time constant: the passes unroll with no
+/// remainder loop, and where a pass covers whole rows (the usual case) a
+/// thread's row and column are computed once, its later pieces whole rows
+/// further on.
+template <int Rows, int Cols, int ToLd, int FromLd, typename T, typename F>
+__device__ inline void stageRows(T *to, const F *from) {
+  static_assert(sizeof(T) == sizeof(F), "one element type, one size");
   constexpr int P = 16 / sizeof(T), N = Rows * Cols,
                 Step = kBlockThreads * P, Passes = (N + Step - 1) / Step;
   static_assert(Cols % P == 0, "rows of whole 16-byte pieces");
+  static_assert(!IsSwizzled<T>::value || ToLd == Cols,
+                "a swizzled tile's rows are dense");
   const int e = threadIdx.x * P;
   if constexpr (Step % Cols == 0) {
     const int r = e / Cols, c = e % Cols;
 #pragma unroll
     for (int k = 0; k < Passes; ++k)
       if (N % Step == 0 || e + k * Step < N)
-        copyAsync16(to + (r + k * (Step / Cols)) * ToLd + c,
+        copyAsync16(at(to, ToLd, r + k * (Step / Cols), c),
                     from + (r + k * (Step / Cols)) * FromLd + c);
   } else {
 #pragma unroll
     for (int k = 0; k < Passes; ++k) {
-      const int at = e + k * Step;
-      if (N % Step == 0 || at < N)
-        copyAsync16(to + at / Cols * ToLd + at % Cols,
-                    from + at / Cols * FromLd + at % Cols);
+      const int e0 = e + k * Step;
+      if (N % Step == 0 || e0 < N)
+        copyAsync16(at(to, ToLd, e0 / Cols, e0 % Cols),
+                    from + e0 / Cols * FromLd + e0 % Cols);
     }
   }
 }
@@ -951,6 +1006,9 @@ __device__ inline uint32_t pair16(__nv_bfloat16 lo, __nv_bfloat16 hi) {
   return uint32_t(__bfloat16_as_ushort(lo)) |
          uint32_t(__bfloat16_as_ushort(hi)) << 16;
 }
+__device__ inline uint32_t pair16(SwizzledBf16 lo, SwizzledBf16 hi) {
+  return pair16(lo.x, hi.x);
+}
 
 /// ldmatrix: four (or two) 8 x 8 blocks of 16-bit values from shared
 /// memory, lanes 8m..8m+7 giving the addresses of block m's eight rows
@@ -992,6 +1050,9 @@ __device__ inline uint32_t adjacentPair(const float *x) {
   return pair16(x[0], x[1]);
 }
 __device__ inline uint32_t adjacentPair(const __nv_bfloat16 *x) {
+  return *reinterpret_cast<const uint32_t *>(x);
+}
+__device__ inline uint32_t adjacentPair(const SwizzledBf16 *x) {
   return *reinterpret_cast<const uint32_t *>(x);
 }
 
@@ -1046,7 +1107,7 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
     }
   } else if (kBf16Products && K % 16 == 0) {
     auto A = [&](int i, int p) {
-      return transposeA ? a[p * lda + i] : a[i * lda + p];
+      return transposeA ? *at(a, lda, p, i) : *at(a, lda, i, p);
     };
     // With Matrix, the 16-bit operands come by ldmatrix: A's four blocks
     // (rows i0 / i0 + 8, inner p / p + 8), transposed when A is stored
@@ -1060,17 +1121,17 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
       uint32_t af[4];
       if (matrixA) {
         const int i = i0 + (m8 % 2) * 8, pp = p + (m8 / 2) * 8;
+        // (i and pp are multiples of 8.)
         if (transposeA)
-          loadMatrixX4<true>(af, a + (pp + r8) * lda + i);
+          loadMatrixX4<true>(af, at8(a, lda, pp, r8, i));
         else
-          loadMatrixX4<false>(af, a + (i + r8) * lda + pp);
+          loadMatrixX4<false>(af, at8(a, lda, i, r8, pp));
       } else {
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const int i = i0 + g + (q % 2) * 8, pp = p + 2 * c + (q / 2) * 8;
-          af[q] = !transposeA && lda % 2 == 0
-                      ? adjacentPair(a + i * lda + pp)
-                      : pair16(A(i, pp), A(i, pp + 1));
+          af[q] = !transposeA && lda % 2 == 0 ? adjacentPair(at(a, lda, i, pp))
+                                              : pair16(A(i, pp), A(i, pp + 1));
         }
       }
       uint32_t blocks[4]; // two column blocks' B fragments (matrixB)
@@ -1103,7 +1164,8 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const int i = i0 + g + (q % 2) * 8, pp = p + c + (q / 2) * 4;
-        af[q] = tf32(toFloat(transposeA ? a[pp * lda + i] : a[i * lda + pp]));
+        af[q] =
+            tf32(toFloat(transposeA ? *at(a, lda, pp, i) : *at(a, lda, i, pp)));
       }
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
@@ -1329,7 +1391,7 @@ __device__ inline float productElement(const Product<Inner, TA, TB> &p,
                                        bool transposeA, int i, int j) {
   float sum = 0.f;
   for (int q = 0; q < p.k; ++q)
-    sum += toFloat(transposeA ? p.a[q * p.lda + i] : p.a[i * p.lda + q]) *
+    sum += toFloat(transposeA ? *at(p.a, p.lda, q, i) : *at(p.a, p.lda, i, q)) *
            toFloat(p.b[q * p.ldb + swizzleB(p.bSwizzled, q, j)]);
   return sum;
 }

@@ -713,6 +713,19 @@ private:
   }
 
   void emitChunkOp(Operation *op, llvm::raw_ostream &os) {
+    // A swizzled staged tile (KeyStage) is read through rkc::tile::at by a
+    // product's left operand alone (rec-schedule stages only such tiles
+    // so); anything else would read it densely.
+    for (OpOperand &use : op->getOpOperands()) {
+      if (!stagedStride(use.get()) ||
+          !stagedSwizzled(use.get().getDefiningOp()) ||
+          (isa<ChunkMatmulOp>(op) && use.getOperandNumber() == 0))
+        continue;
+      unsupported = opComment(op).substr(3) +
+                    "', which reads a swizzled staged tile other than as a "
+                    "product's left operand";
+      return;
+    }
     if (StringRef where = computedElsewhere(op); !where.empty()) {
       os << "    " << opComment(op) << "\n    // (" << where << ")\n";
       return;

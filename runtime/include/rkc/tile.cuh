@@ -41,9 +41,12 @@ __device__ inline float toFloat(__half x) { return __half2float(x); }
 
 /// A bf16 element of a tile whose rows are dense and whose 16-byte pieces
 /// are swizzled by row (`at`): the scan's staged key-side tiles in the
-/// kernels for bf16 products. The type carries the layout, so that every
-/// reader addresses it through `at`, and a reader that does not know it
-/// does not compile.
+/// kernels for bf16 products. The type carries the layout: the readers that
+/// know it (a product's left operand: productBlock, productElement) address
+/// it through `at`, and those that do not (a right operand, an addend, a
+/// store) assert that they are not given it. The planner lets only products
+/// read such a tile as their left operand, and the emitter refuses any other
+/// reader.
 struct SwizzledBf16 {
   __nv_bfloat16 x;
 };
@@ -64,9 +67,11 @@ template <> struct IsSwizzled<SwizzledBf16> {
 /// groups (ldmatrix's rows: no conflict), and a run of 128 bytes of a row
 /// stays in its 128-byte line (a cp.async copy of whole rows fills whole
 /// lines, where rows padded by 16 bytes straddle them).
+/// (Shifts and masks: `ld` may reach here at run time; i / (8 / pieces) is
+/// i * pieces / 8 where pieces divides 8.)
 __device__ inline int swizzledCol(int ld, int i, int j) {
   const int pieces = ld / 8;
-  const int f = pieces >= 8 ? i % 8 : (i / (8 / pieces)) % pieces;
+  const int f = pieces >= 8 ? (i & 7) : ((i * pieces) >> 3) & (pieces - 1);
   return j ^ (f << 3);
 }
 
@@ -231,15 +236,17 @@ __device__ inline void copyAsync16(void *dst, const void *src) {
 /// Every extent is a compile-time constant: the passes unroll with no
 /// remainder loop, and where a pass covers whole rows (the usual case) a
 /// thread's row and column are computed once, its later pieces whole rows
-/// further on.
+/// further on (a swizzled piece's column again a pass, from its row).
 template <int Rows, int Cols, int ToLd, int FromLd, typename T, typename F>
 __device__ inline void stageRows(T *to, const F *from) {
   static_assert(sizeof(T) == sizeof(F), "one element type, one size");
   constexpr int P = 16 / sizeof(T), N = Rows * Cols,
                 Step = kBlockThreads * P, Passes = (N + Step - 1) / Step;
   static_assert(Cols % P == 0, "rows of whole 16-byte pieces");
-  static_assert(!IsSwizzled<T>::value || ToLd == Cols,
-                "a swizzled tile's rows are dense");
+  static_assert(!IsSwizzled<T>::value || (ToLd == Cols && ToLd % 8 == 0 &&
+                                          ((ToLd / 8) & (ToLd / 8 - 1)) == 0),
+                "a swizzled tile's rows are dense, a power-of-two count of "
+                "16-byte pieces (swizzledCol)");
   const int e = threadIdx.x * P;
   if constexpr (Step % Cols == 0) {
     const int r = e / Cols, c = e % Cols;
@@ -631,6 +638,20 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
   __syncthreads();
 }
 
+/// Whether p is a multiple of Bytes. A shared-memory address is tested in
+/// the shared window, where the compiler sees a kernel's tile as the
+/// (aligned) dynamic shared array plus a constant and folds the test; on the
+/// generic address (the window's base added at run time) it cannot, and each
+/// caller keeps both of its paths (a float pair stored as two scalar stores).
+/// The window's base is aligned far beyond 16 bytes: both tests agree.
+template <unsigned Bytes> __device__ inline bool isAligned(const void *p) {
+  static_assert((Bytes & (Bytes - 1)) == 0, "a power of two");
+  if (__isShared(p))
+    return (static_cast<unsigned>(__cvta_generic_to_shared(p)) & (Bytes - 1)) ==
+           0;
+  return (reinterpret_cast<uintptr_t>(p) & (Bytes - 1)) == 0;
+}
+
 /// Where an elementwise op also stores each element it computes, element e
 /// at e: nowhere (NoKeep), or a chunk's workspace (KeepIn: a prep value the
 /// scan reads, stored as it is computed, where a copy after the op would
@@ -646,20 +667,6 @@ __device__ inline void gram(const float *l, Rows lRows, const float *r,
 /// at a time where it is aligned, else one by one), and the same arithmetic
 /// on each element, so the same results. scaleCols does so only where M's
 /// columns are c's rows.
-/// Whether p is a multiple of Bytes. A shared-memory address is tested in
-/// the shared window, where the compiler sees a kernel's tile as the
-/// (aligned) dynamic shared array plus a constant and folds the test; on the
-/// generic address (the window's base added at run time) it cannot, and each
-/// caller keeps both of its paths (a float pair stored as two scalar stores).
-/// The window's base is aligned far beyond 16 bytes: both tests agree.
-template <unsigned Bytes> __device__ inline bool isAligned(const void *p) {
-  static_assert((Bytes & (Bytes - 1)) == 0, "a power of two");
-  if (__isShared(p))
-    return (static_cast<unsigned>(__cvta_generic_to_shared(p)) & (Bytes - 1)) ==
-           0;
-  return (reinterpret_cast<uintptr_t>(p) & (Bytes - 1)) == 0;
-}
-
 struct NoKeep {
   __device__ void operator()(int, float) const {}
   __device__ void quad(int, float4) const {}
@@ -1070,6 +1077,8 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
                                     const TB *b, int k, bool transposeA,
                                     int lda, int ldb, int i0, int j0,
                                     bool bSwizzled = false) {
+  static_assert(!IsSwizzled<TB>::value,
+                "a swizzled tile is a left operand only (SwizzledBf16)");
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const int K = Inner ? Inner : k;
   // Where a warp has one or two column blocks, a column block's chain of
@@ -1227,6 +1236,8 @@ __device__ inline void putPair(const Sink &out, int, int i, int j, float x0,
 /// floats: one load where the stride and the start allow it.
 template <typename T>
 __device__ inline float2 getPair(const T *x, int ld, int i, int j) {
+  static_assert(!IsSwizzled<T>::value,
+                "a swizzled tile is a left operand only (SwizzledBf16)");
   const T *const at = x + i * ld + j;
   if (ld % 2 == 0 && isAligned<2 * sizeof(T)>(x)) {
     if constexpr (IsFloat<T>::value)
@@ -1389,6 +1400,8 @@ __device__ inline void productTasks(const P1 &p1, const P2 &p2, int m, int n,
 template <int Inner, typename TA, typename TB>
 __device__ inline float productElement(const Product<Inner, TA, TB> &p,
                                        bool transposeA, int i, int j) {
+  static_assert(!IsSwizzled<TB>::value,
+                "a swizzled tile is a left operand only (SwizzledBf16)");
   float sum = 0.f;
   for (int q = 0; q < p.k; ++q)
     sum += toFloat(transposeA ? *at(p.a, p.lda, q, i) : *at(p.a, p.lda, i, q)) *

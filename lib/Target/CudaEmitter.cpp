@@ -279,10 +279,14 @@ private:
 
   /// `const int64_t row_<input> = ...;`: the offset of the input's row of
   /// token t (and sub-step row j) in the row functions.
-  static std::string inputRowOffset(const SpecPlan::Input &in) {
-    return "  const int64_t row_" + in.name + " = inputRow(p.a." + in.name +
-           ", " + (in.rate == Rate::head ? "0" : "2") + ", " +
-           (in.rate == Rate::head ? "0, 0" : "row, t") + ", " +
+  /// `consecutive` as emitExpr's: the decode kernel's rows; the prefill's
+  /// take the head as RKC_PREFILL_HEAD_ONCE says (see inputRow).
+  static std::string inputRowOffset(const SpecPlan::Input &in,
+                                    bool consecutive) {
+    return "  const int64_t row_" + in.name + " = " +
+           (consecutive ? "inputRow" : "inputRow<RKC_PREFILL_HEAD_ONCE>") +
+           "(p.a." + in.name + ", " + (in.rate == Rate::head ? "0" : "2") +
+           ", " + (in.rate == Rate::head ? "0, 0" : "row, t") + ", " +
            (in.rate == Rate::substep ? "RKC_SUBSTEP_ROWS, j" : "1, 0") +
            ", hv, p.value_heads);\n";
   }
@@ -345,7 +349,7 @@ private:
         return;
       }
       std::string base = "row_" + in.name;
-      os << inputRowOffset(in);
+      os << inputRowOffset(in, consecutive);
       int last = (in.rate == Rate::head ? 1 : 3);
       if (w)
         // loadRowConsecutive: a decode role that widens each input as it
@@ -494,7 +498,7 @@ private:
       const SpecPlan::Expr &e = p.exprs[index];
       const SpecPlan::Input &in = p.inputs[e.input];
       os << "  // input \"" << in.name << "\" " << describeLayout(in) << "\n"
-         << inputRowOffset(in);
+         << inputRowOffset(in, consecutive);
       int last = (in.rate == Rate::head ? 1 : 3);
       if (int w = width(e))
         os << "  " << (consecutive ? "loadRowRawConsecutive<" : "loadRowRaw<")
@@ -2764,13 +2768,28 @@ __device__ __forceinline__ void loadRow(const rkc_tensor &t, int64_t base,
 template <int N>
 [[maybe_unused]] __device__ __forceinline__ void loadRowRaw(const rkc_tensor &t, int64_t base,
                                            int64_t stride, int lane, unsigned *out) {
+  // With RKC_UNIT_STRIDE_ROWS, contiguous rows take the elements at
+  // constant offsets from the lane's first: one address a row, not one an
+  // element.
   if (t.dtype == RKC_F32) {
     const unsigned *x = static_cast<const unsigned *>(t.data) + base;
+    if (RKC_UNIT_STRIDE_ROWS && stride == 1) {
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        out[i] = x[lane + 32 * i];
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < N; ++i)
       out[i] = x[(lane + 32 * i) * stride];
   } else {
     const unsigned short *x = static_cast<const unsigned short *>(t.data) + base;
+    if (RKC_UNIT_STRIDE_ROWS && stride == 1) {
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        out[i] = x[lane + 32 * i];
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < N; ++i)
       out[i] = x[(lane + 32 * i) * stride];
@@ -3003,13 +3022,30 @@ __device__ __noinline__ int groupHead(unsigned hv, unsigned HV, unsigned heads) 
   return hv / (HV / heads);
 }
 
+/// groupHead's answer, or hv where the input has HV heads, in one call
+/// that the compiler knows reads nothing: the calls of one input's rows
+/// (the same arguments) merge into one (RKC_PREFILL_HEAD_ONCE).
+__device__ __noinline__ __attribute__((const)) int inputHead(unsigned hv, unsigned HV,
+                                                             unsigned heads) {
+  return heads == HV ? hv : hv / (HV / heads);
+}
+
 /// The offset of an input's row: token inputs [B, T*rows, heads, d] (row j
 /// of token t is t*rows + j), per-head inputs [heads, d]. Under GVA an
 /// input with fewer heads than HV is shared by a group of value heads.
+/// With HeadOnce, the head comes from inputHead and its term before the
+/// token's: what is the same for every row of a block is computed once.
+template <bool HeadOnce = false>
 __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                                    int64_t b, int64_t t, int64_t rows,
                                    int64_t j, int64_t hv, int64_t HV) {
   const int heads = static_cast<int>(x.shape[headDim]);
+  if constexpr (HeadOnce) {
+    const int64_t h = inputHead(hv, HV, heads);
+    if (headDim == 0)
+      return h * x.stride[0];
+    return b * x.stride[0] + h * x.stride[2] + (t * rows + j) * x.stride[1];
+  }
   const int64_t h = heads == HV ? hv : groupHead(hv, HV, heads);
   if (headDim == 0)
     return h * x.stride[0];
@@ -3471,7 +3507,16 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     return "#ifndef RKC_ELEMENTWISE_QUADS // elementwise ops four elements at "
            "a time: " +
            why + "\n#define RKC_ELEMENTWISE_QUADS " + (on ? "1" : "0") +
-           "\n#endif\n";
+           "\n#endif\n"
+           // Two forms of the prefill's input rows, off until measured
+           // (NOTES.md, v25f): -DRKC_PREFILL_HEAD_ONCE=1 or
+           // -DRKC_UNIT_STRIDE_ROWS=1 in RKC_NVCC_FLAGS.
+           "#ifndef RKC_PREFILL_HEAD_ONCE // the prefill's rows: an input's "
+           "head by one merged call (1), or a branch a row (0)\n"
+           "#define RKC_PREFILL_HEAD_ONCE 0\n#endif\n"
+           "#ifndef RKC_UNIT_STRIDE_ROWS // loadRowRaw: contiguous rows at "
+           "constant offsets (1), or an address an element (0)\n"
+           "#define RKC_UNIT_STRIDE_ROWS 0\n#endif\n";
   }
 
   /// Whether a sub-step's gate is per key channel (else a scalar).

@@ -547,10 +547,17 @@
 // that only GVA calls: the rows inline a compare, not a division each.
 // HEADS: __device__ __noinline__ int groupHead(unsigned hv, unsigned HV, unsigned heads) {
 // HEADS-NEXT: return hv / (HV / heads);
+// inputHead (the form RKC_PREFILL_HEAD_ONCE=1 takes, NOTES.md v25f) asks
+// the compiler to merge an input's calls: one a block, not a branch a row.
+// HEADS: __device__ __noinline__ __attribute__((const)) int inputHead(unsigned hv, unsigned HV,
 // HEADS: __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 // HEADS: const int heads = static_cast<int>(x.shape[headDim]);
-// HEADS-NEXT: const int64_t h = heads == HV ? hv : groupHead(hv, HV, heads);
+// HEADS: const int64_t h = inputHead(hv, HV, heads);
+// HEADS: const int64_t h = heads == HV ? hv : groupHead(hv, HV, heads);
 // HEADS-NOT: hv / (HV / heads)
+// The prefill's row functions take the flag, the decode's do not.
+// HEADS: const int64_t row_k = inputRow<RKC_PREFILL_HEAD_ONCE>(p.a.k, 2, row, t, 1, 0, hv, p.value_heads);
+// HEADS: const int64_t row_k = inputRow(p.a.k, 2, row, t, 1, 0, hv, p.value_heads);
 
 // pad-addend-rows (1 by default): Q S's tile has rows of 40 floats. Its
 // product stores it with that stride (matmulSharedRight's second output) and

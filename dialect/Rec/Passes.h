@@ -29,6 +29,8 @@ struct LoweringOptions {
   /// A X + A Y as A (X + Y) in chunk bodies (--rec-factor-products): fewer
   /// products, one bf16 rounding of X + Y where bf16 products round X and Y.
   bool factorProducts = false;
+  /// Row scalings moved off products' left operands (--rec-sink-row-scales).
+  bool sinkRowScales = false;
 };
 
 /// normalize, interleave, chunk.

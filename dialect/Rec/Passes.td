@@ -73,6 +73,21 @@ def RecFactorProducts : Pass<"rec-factor-products", "::mlir::ModuleOp"> {
   let dependentDialects = ["::rkc::rec::RecDialect"];
 }
 
+def RecSinkRowScales : Pass<"rec-sink-row-scales", "::mlir::ModuleOp"> {
+  let summary = "Move row scalings off products' left operands";
+  let description = [{
+    In a `rec.chunked` body, a product whose left operand scales each row of
+    a tile by one scalar (`rec.chunk.scale_rows`, or `decay_rows` /
+    `decay_to_end` with a scalar gate) scales elsewhere instead:
+    diag(c) A · B becomes diag(c) (A B), and (diag(c) A)ᵀ B becomes
+    Aᵀ (diag(c) B). For a scalar-gate delta factor the output's Q̃ S and the
+    state update's K̂ᵀ X then read the rows of q and k as they are, which a
+    split scan can load itself, and the scalings fall on chunk x value
+    tiles. A scaling left without readers goes.
+  }];
+  let dependentDialects = ["::rkc::rec::RecDialect"];
+}
+
 def RecDecode : Pass<"rec-decode", "::mlir::ModuleOp"> {
   let summary = "Lower sub-steps to a one-token state update for decoding";
   let description = [{

@@ -47,6 +47,7 @@ bool runBackend(rec::RecurrenceOp spec, const BackendOptions &backend,
   lowering.keepRows = backend.keepRows;
   lowering.outPhase = backend.outPhase;
   lowering.factorProducts = backend.factorProducts;
+  lowering.sinkRowScales = backend.sinkRowScales;
   for (auto &[name, value] : options.params)
     lowering.params.push_back(name + "=" + std::to_string(value));
   if (backend.halfWorkspace && (backend.backend != "chunked" ||

@@ -37,6 +37,9 @@ struct BackendOptions {
   /// chunked: products that share their left operand as one product of a
   /// sum (--rec-factor-products).
   bool factorProducts = false;
+  /// chunked: row scalings moved off products' left operands
+  /// (--rec-sink-row-scales).
+  bool sinkRowScales = false;
 };
 
 /// Lowers a copy of `spec` as the backend needs and runs it. All backends

@@ -22,6 +22,8 @@ void buildLowerChunkedPipeline(OpPassManager &pm,
   RecChunkOptions chunk;
   chunk.chunkSize = options.chunkSize;
   pm.addPass(createRecChunk(chunk));
+  if (options.sinkRowScales)
+    pm.addPass(createRecSinkRowScales());
   if (options.factorProducts)
     pm.addPass(createRecFactorProducts());
   if (options.stateTransfer)
@@ -66,6 +68,11 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Products that share their left operand as one "
                      "product of a sum (--rec-factor-products)"),
       llvm::cl::init(false)};
+  Option<bool> sinkRowScales{
+      *this, "sink-row-scales",
+      llvm::cl::desc("Row scalings moved off products' left operands "
+                     "(--rec-sink-row-scales)"),
+      llvm::cl::init(false)};
   Option<bool> outPhase{
       *this, "out-phase",
       llvm::cl::desc("With split-scan: what only the output needs runs after "
@@ -81,6 +88,7 @@ struct PipelineOptions : PassPipelineOptions<PipelineOptions> {
     options.keepRows = keepRows;
     options.outPhase = outPhase;
     options.factorProducts = factorProducts;
+    options.sinkRowScales = sinkRowScales;
     return options;
   }
 };

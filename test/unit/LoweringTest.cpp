@@ -59,7 +59,7 @@ TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
               const RunOptions &options = {}, bool stateTransfer = false,
               bool splitScan = false, int64_t segments = 1,
               bool keepRows = true, bool outPhase = false,
-              bool factorProducts = false) {
+              bool factorProducts = false, bool sinkRowScales = false) {
   BackendOptions b;
   b.backend = backend;
   b.chunkSize = chunkSize;
@@ -69,6 +69,7 @@ TensorMap run(rec::RecurrenceOp spec, const std::string &backend,
   b.keepRows = keepRows;
   b.outPhase = outPhase;
   b.factorProducts = factorProducts;
+  b.sinkRowScales = sinkRowScales;
   TensorMap outputs;
   std::string error;
   EXPECT_TRUE(runBackend(spec, b, inputs, options, outputs, error))
@@ -154,7 +155,7 @@ TEST_P(BackendsAgree, VarlenAndGroupedValueHeads) {
 void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
                       uint64_t seed, const std::string &form,
                       bool keepRows = true, bool outPhase = false,
-                      bool factorProducts = false) {
+                      bool factorProducts = false, bool sinkRowScales = false) {
   LoadedSpec spec(c.spec);
   for (int64_t T : {1, 37, 100}) {
     RandomShape shape;
@@ -164,21 +165,22 @@ void expectFormAgrees(const GridCase &c, bool stateTransfer, bool splitScan,
     TensorMap want = run(spec.op(), "interp", 0, inputs);
     for (int64_t C : {1, 3, 16})
       expectClose(run(spec.op(), "chunked", C, inputs, {}, stateTransfer,
-                      splitScan, 1, keepRows, outPhase, factorProducts),
+                      splitScan, 1, keepRows, outPhase, factorProducts,
+                      sinkRowScales),
                   want, kBound,
-                  std::string(c.spec) + " T=" + std::to_string(T) + " " +
-                      form + " C=" + std::to_string(C));
+                  std::string(c.spec) + " T=" + std::to_string(T) + " " + form +
+                      " C=" + std::to_string(C));
   }
   RandomShape varlen;
   varlen.seqLens = {3, 70, 1, 17};
   varlen.batch = 1, varlen.keyHeads = 3, varlen.valueHeads = 6,
   varlen.dk = c.dk, varlen.dv = c.dv, varlen.seed = seed + 3;
   TensorMap inputs = inputsFor(spec.op(), varlen);
-  expectClose(
-      run(spec.op(), "chunked", 16, inputs, {}, stateTransfer, splitScan, 1,
-          keepRows, outPhase, factorProducts),
-      run(spec.op(), "interp", 0, inputs), kBound,
-      std::string(c.spec) + " varlen GVA " + form);
+  expectClose(run(spec.op(), "chunked", 16, inputs, {}, stateTransfer,
+                  splitScan, 1, keepRows, outPhase, factorProducts,
+                  sinkRowScales),
+              run(spec.op(), "interp", 0, inputs), kBound,
+              std::string(c.spec) + " varlen GVA " + form);
 }
 
 // The transfer-operator form (--rec-state-transfer): each chunk as
@@ -225,6 +227,18 @@ TEST_P(BackendsAgree, FactoredProducts) {
                    "factored, split transfer form", true, false, true);
   expectFormAgrees(GetParam(), false, true, 900, "factored, out phase", true,
                    true, true);
+}
+
+// Row scalings moved off products' left operands (--rec-sink-row-scales):
+// the same numbers, alone, split (the scan loading q and k itself), and
+// with factored products.
+TEST_P(BackendsAgree, SunkRowScales) {
+  expectFormAgrees(GetParam(), false, false, 1000, "row scales sunk", true,
+                   false, false, /*sinkRowScales=*/true);
+  expectFormAgrees(GetParam(), false, true, 1100, "row scales sunk, split",
+                   /*keepRows=*/false, false, false, true);
+  expectFormAgrees(GetParam(), false, true, 1200,
+                   "row scales sunk, factored, split", true, false, true, true);
 }
 
 // A sequence in segments (intra-sequence or context parallelism): each

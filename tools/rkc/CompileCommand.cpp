@@ -102,6 +102,12 @@ cl::opt<int64_t> factorProducts(
              "of the sum of their right operands (fewer products; with bf16 "
              "products the sum is rounded once, where the terms were)"),
     cl::cat(compileCategory));
+cl::opt<int64_t> sinkRowScales(
+    "sink-row-scales", cl::sub(compileCommand), cl::init(0),
+    cl::desc("1: a product's left operand scaled row by row by one scalar "
+             "(a scalar gate's decay, a strength) is scaled elsewhere: the "
+             "product's rows, or its right operand's (--rec-sink-row-scales)"),
+    cl::cat(compileCategory));
 cl::opt<int64_t> prefetch("prefetch", cl::sub(compileCommand), cl::init(0),
                           cl::desc("1: fetch input rows into L2 ahead of "
                                    "their loads (the next chunk's while a "
@@ -268,9 +274,9 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
                  CudaKernels &kernels, int64_t &chosen, std::string &error) {
   std::string name = specOp.getSymName().str();
   // The switches the lowering reads (rec-schedule checks its own options).
-  for (auto [option, value] :
-       {std::pair{"split-scan", request.splitScan},
-        {"factor-products", request.factorProducts}})
+  for (auto [option, value] : {std::pair{"split-scan", request.splitScan},
+                               {"factor-products", request.factorProducts},
+                               {"sink-row-scales", request.sinkRowScales}})
     if (value != 0 && value != 1) {
       error = std::string(option) + " (" + std::to_string(value) +
               ") must be 0 or 1";
@@ -308,6 +314,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     lowering.params = request.params;
     lowering.splitScan = request.splitScan != 0;
     lowering.factorProducts = request.factorProducts != 0;
+    lowering.sinkRowScales = request.sinkRowScales != 0;
     // The scan kernel then loads no input rows: what it reads crosses
     // through the workspace and is staged while the previous chunk runs.
     lowering.keepRows = lowering.splitScan;
@@ -471,6 +478,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
       << " chunk=" << chosen << " tokens value-tile=" << request.valueTile
       << " threads=" << request.threads << " prefetch=" << request.prefetch
       << (request.factorProducts ? " factor-products=1" : "")
+      << (request.sinkRowScales ? " sink-row-scales=1" : "")
       << (request.scanSegments == 4
               ? ""
               : " scan-segments=" + std::to_string(request.scanSegments))
@@ -826,6 +834,7 @@ int runCompile() {
   request.prefetch = prefetch;
   request.prepValueTile = prepValueTile;
   request.factorProducts = factorProducts;
+  request.sinkRowScales = sinkRowScales;
   request.decodeBlocks = decodeBlocks;
   request.decodeQuads = decodeQuads;
   request.decodeRawRows = decodeRawRows;

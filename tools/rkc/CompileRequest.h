@@ -29,6 +29,9 @@ struct CompileRequest {
   // 1: products that share their left operand become one product of a sum
   // (--rec-factor-products; the sum is rounded to bf16 once as an operand).
   int64_t factorProducts = 0;
+  // 1: row scalings moved off products' left operands
+  // (--rec-sink-row-scales). Not a knob of `rkc tune` (yet).
+  int64_t sinkRowScales = 0;
   // Blocks an SM the decode kernel's registers leave room for: 0 lets ptxas
   // choose, -1 as many as 48 registers a thread allow. Not a knob of
   // `rkc tune`, which times prefill.

@@ -1861,14 +1861,11 @@ private:
            << (stagedPadded(&op) ? "VLD<TensorCores>" : "BV")
            << ", DV>(to, from + v0);"
            << (stagedPadded(&op) ? " // rows VLD elements apart" : "") << "\n";
-      else if (stride && stagedSwizzled(&op))
-        os << indent << "rkc::tile::stageRows<" << rows << ", " << cols << ", "
-           << stagedLd(&op) << ", " << cols
-           << ">(to, from); // swizzled rows (KeyStage) or rows "
-           << stride.getInt() << " elements apart\n";
       else if (stride)
         os << indent << "rkc::tile::stageRows<" << rows << ", " << cols << ", "
-           << stride.getInt() << ", " << cols << ">(to, from); // rows "
+           << stagedLd(&op) << ", " << cols << ">(to, from); // "
+           << (stagedSwizzled(&op) ? "swizzled rows (KeyStage) or rows "
+                                   : "rows ")
            << stride.getInt() << " elements apart\n";
       else
         os << indent << "rkc::tile::stageRows<("
@@ -2762,38 +2759,34 @@ __device__ __forceinline__ void loadRow(const rkc_tensor &t, int64_t base,
   }
 }
 
+/// N elements of a row, lane, lane + 32, ..., `stride` apart from x, as
+/// stored. With RKC_UNIT_STRIDE_ROWS, contiguous rows take them at constant
+/// offsets from the lane's first: one address a row, not one an element.
+template <int N, typename E>
+__device__ __forceinline__ void loadElements(const E *x, int64_t stride,
+                                             int lane, unsigned *out) {
+  if (RKC_UNIT_STRIDE_ROWS && stride == 1) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = x[lane + 32 * i];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    out[i] = x[(lane + 32 * i) * stride];
+}
+
 /// loadRow's elements as they are stored (16-bit ones zero-extended), for
 /// widen to convert later: no instruction here waits for the loads, so a
 /// warp's loads of several rows are in flight together.
 template <int N>
 [[maybe_unused]] __device__ __forceinline__ void loadRowRaw(const rkc_tensor &t, int64_t base,
                                            int64_t stride, int lane, unsigned *out) {
-  // With RKC_UNIT_STRIDE_ROWS, contiguous rows take the elements at
-  // constant offsets from the lane's first: one address a row, not one an
-  // element.
-  if (t.dtype == RKC_F32) {
-    const unsigned *x = static_cast<const unsigned *>(t.data) + base;
-    if (RKC_UNIT_STRIDE_ROWS && stride == 1) {
-#pragma unroll
-      for (int i = 0; i < N; ++i)
-        out[i] = x[lane + 32 * i];
-      return;
-    }
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      out[i] = x[(lane + 32 * i) * stride];
-  } else {
-    const unsigned short *x = static_cast<const unsigned short *>(t.data) + base;
-    if (RKC_UNIT_STRIDE_ROWS && stride == 1) {
-#pragma unroll
-      for (int i = 0; i < N; ++i)
-        out[i] = x[lane + 32 * i];
-      return;
-    }
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      out[i] = x[(lane + 32 * i) * stride];
-  }
+  if (t.dtype == RKC_F32)
+    loadElements<N>(static_cast<const unsigned *>(t.data) + base, stride, lane, out);
+  else
+    loadElements<N>(static_cast<const unsigned short *>(t.data) + base, stride, lane,
+                    out);
 }
 
 [[maybe_unused]] __device__ __forceinline__ unsigned loadRaw(const rkc_tensor &t, int64_t offset) {

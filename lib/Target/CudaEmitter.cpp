@@ -1202,7 +1202,11 @@ private:
                << "; c += THREADS) // the zero row its shifted view starts "
                   "with\n      "
                << tile(c.getResult()) << "[c - " << ncols(c) << "] = 0.f;\n";
-          os << "    rkc::tile::cumsum(" << tile(c.getGate()) << ", "
+          // (Whether the sums fall, for the Grams that read them.)
+          std::string falls = tile(c.getResult()) + "Falls";
+          fallingSums[c.getGate()] = falls;
+          os << "    [[maybe_unused]] const bool " << falls
+             << " = rkc::tile::cumsum(" << tile(c.getGate()) << ", "
              << rows(c.getGate()) << ", " << ncols(c) << ", L, "
              << (c.getExclusive() ? "true" : "false") << ", " << result()
              << ");\n";
@@ -1217,9 +1221,13 @@ private:
              << ncols(g.getLhs()) << ", " << dl << ", " << dr << ", " << dcols
              << ", " << (g.getMask() == MaskKind::strict ? "true" : "false")
              << ", " << result();
-          if (int bits = swizzledRows.contains(g.getLhs()) |
-                         swizzledRows.contains(g.getRhs()) << 1)
+          int bits = swizzledRows.contains(g.getLhs()) |
+                     swizzledRows.contains(g.getRhs()) << 1;
+          std::string falling = fallingDecay(g);
+          if (bits || !falling.empty())
             os << ", /*swizzled=*/" << bits;
+          if (!falling.empty())
+            os << ", " << falling;
           os << ");\n";
         })
         .Case([&](ChunkScaleColsOp sc) {
@@ -2405,12 +2413,30 @@ private:
     }
   }
 
+  /// The flag that a per-channel Gram's decay tiles fall along the rows
+  /// (both sums of gates this kernel summed, their cumsums' results), or ""
+  /// where that is not known here or the decay is a scalar one (whose
+  /// weights are exact exponentials, no factoring to bound).
+  std::string fallingDecay(ChunkGramOp g) {
+    if (!g.getLhsDecay() || ncols(g.getLhsDecay()) == 1)
+      return "";
+    auto flag = [&](Value decay) -> std::string {
+      auto sum = decay.getDefiningOp<ChunkCumsumOp>();
+      return sum ? fallingSums.lookup(sum.getGate()) : "";
+    };
+    std::string l = flag(g.getLhsDecay()), r = flag(g.getRhsDecay());
+    if (l.empty() || r.empty())
+      return "";
+    return l == r ? l : l + " && " + r;
+  }
+
   /// The ops of one kernel: "all" (the chunks in order), "scan" (the chunks
   /// in order, prep values read from the workspace where the prep op
   /// stood, so that their live ranges stay those rec-schedule planned) or
   /// "prep" (one chunk, the values the scan reads written to it).
   std::string bodyText(Block &body, StringRef which) {
     emitting = which.str();
+    fallingSums.clear();
     std::string text;
     llvm::raw_string_ostream ks(text);
     auto phase = [](Operation &op) {
@@ -2760,17 +2786,11 @@ __device__ __forceinline__ void loadRow(const rkc_tensor &t, int64_t base,
 }
 
 /// N elements of a row, lane, lane + 32, ..., `stride` apart from x, as
-/// stored. With RKC_UNIT_STRIDE_ROWS, contiguous rows take them at constant
-/// offsets from the lane's first: one address a row, not one an element.
+/// stored. (A path for unit strides, one address a row, measured within
+/// ±1% on the H200: NOTES.md, v26.)
 template <int N, typename E>
 __device__ __forceinline__ void loadElements(const E *x, int64_t stride,
                                              int lane, unsigned *out) {
-  if (RKC_UNIT_STRIDE_ROWS && stride == 1) {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      out[i] = x[lane + 32 * i];
-    return;
-  }
 #pragma unroll
   for (int i = 0; i < N; ++i)
     out[i] = x[(lane + 32 * i) * stride];
@@ -3501,15 +3521,13 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            "a time: " +
            why + "\n#define RKC_ELEMENTWISE_QUADS " + (on ? "1" : "0") +
            "\n#endif\n"
-           // Two forms of the prefill's input rows, off until measured
-           // (NOTES.md, v25f): -DRKC_PREFILL_HEAD_ONCE=1 or
-           // -DRKC_UNIT_STRIDE_ROWS=1 in RKC_NVCC_FLAGS.
+           // A form of the prefill's input rows, off: the scalar-gate
+           // specs gain 1.5-2%, linear attention loses 14% and QED 4% on the
+           // H200 (NOTES.md, v26); -DRKC_PREFILL_HEAD_ONCE=1 in
+           // RKC_NVCC_FLAGS.
            "#ifndef RKC_PREFILL_HEAD_ONCE // the prefill's rows: an input's "
            "head by one merged call (1), or a branch a row (0)\n"
-           "#define RKC_PREFILL_HEAD_ONCE 0\n#endif\n"
-           "#ifndef RKC_UNIT_STRIDE_ROWS // loadRowRaw: contiguous rows at "
-           "constant offsets (1), or an address an element (0)\n"
-           "#define RKC_UNIT_STRIDE_ROWS 0\n#endif\n";
+           "#define RKC_PREFILL_HEAD_ONCE 0\n#endif\n";
   }
 
   /// Whether a sub-step's gate is per key channel (else a scalar).
@@ -4165,6 +4183,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   // Prep row tiles stored swizzled, and prep tiles only products read as B
   // stored as rkc::tile::swizzleB says (planSwizzledRows).
   llvm::DenseSet<Value> swizzledRows, swizzledB;
+  // The gates whose sums the kernel being emitted has computed, each to the
+  // flag that says they fall (rkc::tile::cumsum's result).
+  llvm::DenseMap<Value, std::string> fallingSums;
   // decay_state ops a product's sum scales from S (planFusedSums), by product.
   llvm::DenseMap<Operation *, ChunkDecayStateOp> decayedAddend;
   llvm::DenseSet<Operation *> scaledIntoProduct;

@@ -395,8 +395,13 @@
 // that is the inclusive one's rows a row later, so the inclusive gets the
 // zero row before it and the exclusive has nothing to compute.
 // SHIFTED: // the zero row its shifted view starts with
+// SHIFTED: {{\[\[maybe_unused\]\]}} const bool [[FALLS:tile[0-9]+Falls]] = rkc::tile::cumsum(
 // SHIFTED: // (the inclusive sum's rows shifted down by one, its zero row first)
 // SHIFTED: rec.chunk.gram
+// The Grams with a decay per channel learn from the cumsum whether the sums
+// fall (every gate at most 0), which bounds their factored exponents from two
+// rows; the exclusive sum is the inclusive one's view, with its flag.
+// SHIFTED: rkc::tile::gram<TensorCores, 128>({{.*}}, 128, true, tile{{[0-9]+}}, /*swizzled=*/0, [[FALLS]]);
 
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t/bad --no-fatbin --split-scan 2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: split-scan (2) must be 0 or 1

@@ -294,7 +294,8 @@
 // RAW0: __global__
 // BADRAW: rkc compile: error: @qed: rec-schedule: decode-raw-rows (9) must be -1 or from 0 to 8
 // GDN: rkc::tile::cumsum({{.*}}, 1, L, false,
-// GDN: rkc::tile::gram<TensorCores, 64>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true,
+// A scalar decay's Gram weighs by exact exponentials: no bound to pass.
+// GDN: rkc::tile::gram<TensorCores, 64>({{.*}}, 64, tile{{[0-9]+}}, tile{{[0-9]+}}, 1, true, tile{{[0-9]+}}{{(, /\*swizzled=\*/[0-3])?}});
 // GDN-NOT: __expf(e{{[0-9]+}}[i])
 
 // --decode-blocks 0 leaves the decode kernel's registers to ptxas; more
@@ -336,9 +337,6 @@
 // BF16-NEXT: #endif
 // BF16-NEXT: #ifndef RKC_PREFILL_HEAD_ONCE
 // BF16-NEXT: #define RKC_PREFILL_HEAD_ONCE 0
-// BF16-NEXT: #endif
-// BF16-NEXT: #ifndef RKC_UNIT_STRIDE_ROWS
-// BF16-NEXT: #define RKC_UNIT_STRIDE_ROWS 0
 // BF16-NEXT: #endif
 // BF16-NEXT: #include "rkc/tile.cuh"
 // TF32-NOT: RKC_BF16_PRODUCTS

@@ -116,6 +116,13 @@ struct Rows {
       return i;
     return (i / nslots) * period + slots[i % nslots];
   }
+  /// Whether real() increases with the tile index (the slots in order).
+  __device__ bool ascending() const {
+    for (int s = 1; s < nslots; ++s)
+      if (slots[s] <= slots[s - 1])
+        return false;
+    return true;
+  }
   /// The tile index holding sub-step row r, or -1.
   __device__ int index(int r) const {
     if (all())
@@ -345,14 +352,19 @@ __device__ inline void mmaQuads(float c[4], float4 lo, float4 hi, float4 b) {
 }
 
 /// G[r, :] = Σ_{r' ≤ r} g[r'] (or r' < r when exclusive), over all L rows;
-/// rows g does not keep contribute zero.
-__device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
+/// rows g does not keep contribute zero. Returns whether every gate is at
+/// most 0, so that no column of G rises along the rows (`gram` then bounds
+/// its factored exponents from two rows); false without the barrier, which
+/// the block-wide answer needs.
+__device__ inline bool cumsum(const float *g, Rows gRows, int cols, int L,
                               bool exclusive, float *out, bool barrier = true) {
+  bool falls = true;
   for (int c = threadIdx.x; c < cols; c += kBlockThreads) {
     float running = 0.f;
     for (int r = 0; r < L; ++r) {
       int i = gRows.index(r);
       float gr = i >= 0 ? g[i * cols + c] : 0.f;
+      falls = falls && gr <= 0.f; // (false for a NaN)
       if (!exclusive)
         running += gr;
       out[r * cols + c] = running;
@@ -360,8 +372,7 @@ __device__ inline void cumsum(const float *g, Rows gRows, int cols, int L,
         running += gr;
     }
   }
-  if (barrier)
-    __syncthreads();
+  return barrier && __syncthreads_and(falls);
 }
 
 /// One pair of `gram` on CUDA cores: Σ_d l[i, d] r[j, d] exp(Dl[ri, d] -
@@ -489,7 +500,7 @@ template <int Inner>
 __device__ inline void
 gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
                 int inner, const float *dl, const float *dr, int decayCols,
-                bool strict, float *out, int swizzled) {
+                bool strict, float *out, int swizzled, bool falling) {
   if (Inner)
     inner = Inner;
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
@@ -514,8 +525,22 @@ gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
       return strict ? rj < lastRow : rj <= lastRow;
     };
     const float *X = channel ? dl + firstRow * decayCols : nullptr;
-    bool exact = false;
-    if (channel) {
+    bool exact = false, channelChecked = false;
+    if (channel && falling && lRows.ascending()) {
+      // Sums that never rise bound every exponent by X - Dr[lastRow]: the
+      // left ones Dl[ri] - X are at most 0 (ri >= firstRow), the right
+      // ones X - Dr[rj] grow with rj, which is at most lastRow for a live
+      // column. Within the limit the factored form is safe; past it the
+      // exact exponents below decide, as without the bound.
+      float bound = -3.4e38f;
+#pragma unroll
+      for (int d = lane; d < inner; d += 32)
+        bound = fmaxf(bound, X[d] - dr[lastRow * decayCols + d]);
+      for (int offset = 16; offset > 0; offset >>= 1)
+        bound = fmaxf(bound, __shfl_xor_sync(0xffffffffu, bound, offset));
+      channelChecked = bound <= kMaxFactoredExponent;
+    }
+    if (channel && !channelChecked) {
       // Both factors' largest exponents (the left one only grows if a gate
       // is positive).
       // (Unrolled: the loads are independent, only the maxima chain.)
@@ -610,18 +635,19 @@ gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
 /// TensorCores: TF32 products, bf16 with RKC_BF16_PRODUCTS (the kernels for
 /// 16-bit inputs). Inner (when not 0) is `inner` known at compile time: the
 /// loops over it unroll. swizzled: bit 0 where l's rows are stored as
-/// `swizzle` says, bit 1 r's.
+/// `swizzle` says, bit 1 r's. falling: no column of Dl or Dr rises along the
+/// rows (what `cumsum` returns; false when not known).
 template <bool TensorCores, int Inner = 0>
-__device__ inline void gram(const float *l, Rows lRows, const float *r,
-                            Rows rRows, int inner, const float *dl,
-                            const float *dr, int decayCols, bool strict,
-                            float *out, int swizzled = 0) {
+__device__ inline void
+gram(const float *l, Rows lRows, const float *r, Rows rRows, int inner,
+     const float *dl, const float *dr, int decayCols, bool strict, float *out,
+     int swizzled = 0, bool falling = false) {
   if (Inner)
     inner = Inner;
   if (TensorCores && lRows.count % 16 == 0 && rRows.count % 8 == 0 &&
       inner % 8 == 0) {
     gramTensorCores<Inner>(l, lRows, r, rRows, inner, dl, dr, decayCols, strict,
-                           out, swizzled);
+                           out, swizzled, falling);
     __syncthreads();
     return;
   }

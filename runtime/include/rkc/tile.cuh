@@ -161,10 +161,11 @@ __device__ inline uint32_t tf32(float x) {
 struct ProductPlan {
   int width, groups, tasks;
 
-  __device__ ProductPlan(int rowBlocks, int cols) {
+  /// (minWidth: the narrowest task, 8, 16 or 32 columns.)
+  __device__ ProductPlan(int rowBlocks, int cols, int minWidth = 8) {
     const int warps = kBlockThreads / 32;
-    width = 8;
-    for (int w = 32; w > 8; w /= 2)
+    width = minWidth;
+    for (int w = 32; w > minWidth; w /= 2)
       if (rowBlocks * ((cols + w - 1) / w) >= warps) {
         width = w;
         break;
@@ -417,6 +418,21 @@ constexpr float kMaxFactoredExponent = 40.f;
 #endif
 constexpr int kGramUnroll = RKC_GRAM_UNROLL;
 
+/// The narrowest warp task of a Gram, in columns (RKC_GRAM_WIDTH: 8, 16 or
+/// 32). Each task loads its 16 left rows again (and with a decay per channel
+/// scales them by their exponentials again), so wider tasks do that fewer
+/// times, on fewer warps. At chunk 32 on the H200, 16 against 8: KDA and
+/// GDN-2 1.04x, QED, DPLR 1.03-1.04x, GDN and DeltaNet 1.02x, EDA and
+/// DeltaProduct 0.99-1.00x; 32 slower for all but DeltaNet (NOTES.md, v26).
+/// (One width for every Gram: a width that depends on the decay, which the
+/// compiler cannot always tell, keeps both plans' code.)
+#ifndef RKC_GRAM_WIDTH
+#define RKC_GRAM_WIDTH 16
+#endif
+constexpr int kGramWidth = RKC_GRAM_WIDTH;
+static_assert(kGramWidth == 8 || kGramWidth == 16 || kGramWidth == 32,
+              "RKC_GRAM_WIDTH is 8, 16 or 32");
+
 /// The products of `gramTensorCores` for one warp's block: 16 rows from i0
 /// and NB live 8-column blocks from j0, the decay factored through the
 /// reference X (null: none, or one column of decay, applied after). NB is a
@@ -505,7 +521,7 @@ gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
     inner = Inner;
   const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const int R = rRows.count;
-  const ProductPlan plan(lRows.count / 16, R);
+  const ProductPlan plan(lRows.count / 16, R, kGramWidth);
   const bool channel = dl && decayCols > 1;
   for (int task = threadIdx.x / 32; task < plan.tasks;
        task += kBlockThreads / 32) {

@@ -228,8 +228,8 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
            "more), else none">,
     Option<"elementwiseQuads", "elementwise-quads", "int64_t", "-1",
            "Elementwise prep ops four elements at a time where their tiles "
-           "allow: 1 on, 0 off, -1 (default): on where every gate is a "
-           "scalar">,
+           "allow: 1 on, 0 off, -1 (default): on unless a sub-step with a "
+           "per-channel gate reads the state before its decay">,
     Option<"padAddendRows", "pad-addend-rows", "int64_t", "1",
            "Split kernels: 1 gives a float32 scan tile of a product that only "
            "sums read (in the fused forms, as the addend a later product adds "

@@ -3504,19 +3504,24 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 
   /// The generated code's RKC_ELEMENTWISE_QUADS (rkc/tile.cuh): as
   /// rec-schedule's elementwise-quads says, by default (-1) elementwise ops
-  /// four elements at a time where every gate is a scalar. Measured at
-  /// (1, 8192, 32) and (4, 4096, 16) against one at a time: GDN 1.05x,
-  /// Comba 1.06x, DeltaProduct 1.05-1.06x, DeltaNet 1.02x; with per-channel
-  /// gates (four exponentials a quad either way) KDA 1.01x, GDN-2 1.02x, EDA
-  /// 1.01-1.02x, but QED 0.83x and DPLR 0.94x.
+  /// four elements at a time unless a sub-step with a per-channel gate reads
+  /// the state before its decay (an exclusive sum: DPLR). Measured on the
+  /// H200 at (1, 8192, 32) and (4, 4096, 16) against one at a time: GDN
+  /// 1.05x, Comba 1.06x, DeltaProduct 1.05-1.06x, DeltaNet 1.02x (v11); with
+  /// per-channel gates, once the Grams bounded their exponents from two
+  /// rows and took 16 columns a warp (v26), EDA 1.07x, KDA 1.05x, GDN-2
+  /// 1.04x, QED 1.03x, but DPLR 0.92x (QED had lost 0.83x before, v20).
   std::string elementwiseQuadsText() const {
-    bool channel = llvm::any_of(plan.substeps, [&](const auto &sub) {
-      return channelGate(plan, sub);
+    bool undecayedChannel = llvm::any_of(plan.substeps, [&](const auto &sub) {
+      return channelGate(plan, sub) && sub.undecayedRead;
     });
-    bool on = s.elementwiseQuads >= 0 ? s.elementwiseQuads == 1 : !channel;
-    std::string why = s.elementwiseQuads >= 0 ? "--elementwise-quads"
-                      : channel               ? "not with per-channel gates"
-                                              : "every gate a scalar";
+    bool on =
+        s.elementwiseQuads >= 0 ? s.elementwiseQuads == 1 : !undecayedChannel;
+    std::string why =
+        s.elementwiseQuads >= 0 ? "--elementwise-quads"
+        : undecayedChannel
+            ? "not with a per-channel gate and a read before its decay"
+            : "the default";
     return "#ifndef RKC_ELEMENTWISE_QUADS // elementwise ops four elements at "
            "a time: " +
            why + "\n#define RKC_ELEMENTWISE_QUADS " + (on ? "1" : "0") +

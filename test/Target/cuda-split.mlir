@@ -394,6 +394,8 @@
 // DPLR's b reads the state before the decay, through the exclusive cumsum:
 // that is the inclusive one's rows a row later, so the inclusive gets the
 // zero row before it and the exclusive has nothing to compute.
+// SHIFTED: // elementwise ops four elements at a time: not with a per-channel gate and a read before its decay
+// SHIFTED-NEXT: #define RKC_ELEMENTWISE_QUADS 0
 // SHIFTED: // the zero row its shifted view starts with
 // SHIFTED: {{\[\[maybe_unused\]\]}} const bool [[FALLS:tile[0-9]+Falls]] = rkc::tile::cumsum(
 // SHIFTED: // (the inclusive sum's rows shifted down by one, its zero row first)

@@ -36,9 +36,10 @@
 // which is also where it reads) but no write: the key and value rows are
 // slot 1's. Both sub-steps read after their decay, so the prefill loads no
 // read row: the erase rows decayed by the inclusive sum stand for it.
-// EDA's gates are per channel: its elementwise ops take one element at a
-// time (four, where every gate is a scalar: GDN's below).
-// EDA: #define RKC_ELEMENTWISE_QUADS 0
+// EDA's elementwise ops take four elements at a time, per-channel gates and
+// all (one at a time only where such a gate's sub-step reads the state before
+// its decay: DPLR's, Target/cuda-split.mlir).
+// EDA: #define RKC_ELEMENTWISE_QUADS 1
 // EDA: __device__ __forceinline__ void prefill_s0_erase_along_values(
 // A row's elements are loaded with the dtype switched on once (loadRow), so
 // that a lane's loads are in flight together.
@@ -333,7 +334,7 @@
 // BF16: #define RKC_BF16_PRODUCTS 1
 // BF16-NEXT: #define RKC_BLOCK_THREADS 256
 // BF16-NEXT: #ifndef RKC_ELEMENTWISE_QUADS
-// BF16-NEXT: #define RKC_ELEMENTWISE_QUADS 0
+// BF16-NEXT: #define RKC_ELEMENTWISE_QUADS 1
 // BF16-NEXT: #endif
 // BF16-NEXT: #ifndef RKC_PREFILL_HEAD_ONCE
 // BF16-NEXT: #define RKC_PREFILL_HEAD_ONCE 0

@@ -156,7 +156,8 @@ cl::opt<int64_t> elementwiseQuads(
     "elementwise-quads", cl::sub(compileCommand), cl::init(-1),
     cl::desc("1: elementwise prep ops (scalings, decays) take four elements "
              "a lane at a time where their tiles allow; 0: one at a time; -1 "
-             "(default): 1 where every gate is a scalar"),
+             "(default): 1 unless a sub-step with a per-channel gate reads "
+             "the state before its decay"),
     cl::cat(compileCategory));
 cl::opt<int64_t> padAddendRows(
     "pad-addend-rows", cl::sub(compileCommand), cl::init(1),

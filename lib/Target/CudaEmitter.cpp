@@ -3525,14 +3525,28 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     return "#ifndef RKC_ELEMENTWISE_QUADS // elementwise ops four elements at "
            "a time: " +
            why + "\n#define RKC_ELEMENTWISE_QUADS " + (on ? "1" : "0") +
-           "\n#endif\n"
-           // A form of the prefill's input rows, off: the scalar-gate
-           // specs gain 1.5-2%, linear attention loses 14% and QED 4% on the
-           // H200 (NOTES.md, v26); -DRKC_PREFILL_HEAD_ONCE=1 in
-           // RKC_NVCC_FLAGS.
-           "#ifndef RKC_PREFILL_HEAD_ONCE // the prefill's rows: an input's "
-           "head by one merged call (1), or a branch a row (0)\n"
-           "#define RKC_PREFILL_HEAD_ONCE 0\n#endif\n";
+           "\n#endif\n" + prefillHeadOnceText();
+  }
+
+  /// The generated code's RKC_PREFILL_HEAD_ONCE (see inputRow): the prep's
+  /// row loads take an input's head by one call the compiler merges across
+  /// rows where every gate is a scalar and a sub-step erases; else a branch
+  /// a row. Measured on the H200 at (1, 8192, 32): GDN 1.02x, Comba 1.02x,
+  /// DeltaNet 1.015x, DeltaProduct 1.01x with it, but linear attention
+  /// 0.86x, QED 0.96x, GDN-2 0.99x (NOTES.md, v26).
+  std::string prefillHeadOnceText() const {
+    bool scalarGates = llvm::none_of(
+        plan.substeps, [&](const auto &sub) { return channelGate(plan, sub); });
+    bool erases = llvm::any_of(
+        plan.substeps, [](const auto &sub) { return sub.eraseAlong >= 0; });
+    bool on = scalarGates && erases;
+    return std::string("#ifndef RKC_PREFILL_HEAD_ONCE // the prefill's rows: "
+                       "an input's head by one merged call (1), or a branch "
+                       "a row (0): ") +
+           (on            ? "every gate a scalar, and a sub-step erases"
+            : scalarGates ? "no sub-step erases"
+                          : "not with per-channel gates") +
+           "\n#define RKC_PREFILL_HEAD_ONCE " + (on ? "1" : "0") + "\n#endif\n";
   }
 
   /// Whether a sub-step's gate is per key channel (else a scalar).

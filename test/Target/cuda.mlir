@@ -234,6 +234,11 @@
 // LAUNCH: return rkc_launch(&rkc_eda_module, "rkc_eda_decode_kernel", grid, block,
 
 // GDN: #define RKC_ELEMENTWISE_QUADS 1
+// Every gate a scalar and a sub-step that erases: the prep's rows take an
+// input's head by one merged call (linear attention's and the per-channel
+// specs' keep the branch, BF16 below).
+// GDN: #ifndef RKC_PREFILL_HEAD_ONCE // {{.*}}: every gate a scalar, and a sub-step erases
+// GDN-NEXT: #define RKC_PREFILL_HEAD_ONCE 1
 // --elementwise-quads 1 asks for them with per-channel gates too.
 // QUADSLOG: decode-quads=auto elementwise-quads=1 products=bf16
 // QUADS: #ifndef RKC_ELEMENTWISE_QUADS // elementwise ops four elements at a time: --elementwise-quads

@@ -16,7 +16,10 @@ giving both sides' errors against float64; otherwise it is FAILED with them.
 Then a sweep over T (kda, eda) and the one-token decode kernels, called
 through rkc_torch's ctypes binding: kda and gdn against fla's fused_recurrent
 kernels (judged the same way, by one float64 step, where the two disagree),
-the other specs checked against one float64 step in torch.
+the other specs checked against one float64 step in torch. Last, `rkc tune`
+on eda at (1, 8192, 32) from an empty database (bench/tuning/eda.jsonl and
+its winners table beside --out): its wall time, and its winner against the
+default schedule (the section "tune").
 
 EDA and QED have no fla kernel: they are timed against fla's
 chunk_dplr_delta_rule, per MATH.md's sub-step table (EDA over the doubled
@@ -65,7 +68,7 @@ sys.path.insert(0, HERE)
 from report import (BOUND, PRODUCT_N, SWEEP_B, SWEEP_D, SWEEP_H,  # noqa: E402
                     SWEEP_SPECS, SWEEP_T, Timing, ms, planned_rows, resumable,
                     rows_from_json, rows_json, shape_text, shown_path,
-                    write_report)
+                    tune_summary, write_report)
 
 SPECS = ["kda", "gdn", "gdn2", "qed", "eda", "deltanet", "linear_attention",
          "comba", "dplr", "deltaproduct"]
@@ -674,6 +677,70 @@ def run_row(section, spec, shape, make_case, args, compile_errors):
     return row
 
 
+def run_tune(spec, shape, args, out_folder):
+    """`rkc tune` on the spec at the shape, from an empty database in
+    out_folder's bench/tuning (an earlier one there is replaced: the run is
+    measured whole), as a row of section "tune": its wall time, and what
+    the database says of the default schedule and the winner."""
+    row = {"section": "tune", "spec": spec, "shape": shape, "status": "ok",
+           "label": "rkc tune", "note": "", "err_o": None, "err_s": None,
+           "rkc": None, "fla": None, "bytes": None, "mem_rkc": None,
+           "mem_fla": None}
+    if args.time_limit and time.time() - STARTED > args.time_limit:
+        row["status"] = "not run: past --time-limit"
+        log(row)
+        return row
+    folder = os.path.join(out_folder, "bench", "tuning")
+    db = os.path.join(folder, spec + ".jsonl")
+    winners = os.path.join(folder, spec + ".winners.md")
+    os.makedirs(folder, exist_ok=True)
+    for path in (db, winners):
+        if os.path.exists(path):
+            os.remove(path)
+    B, T, H, D = shape
+    command = [os.path.abspath(args.rkc), "tune",
+               os.path.join(ROOT, "examples", "specs", spec + ".mlir"),
+               "--shape", "B=%d,T=%d,H=%d" % (B, T, H), "--dk", str(D),
+               "--dv", str(D), "--db", db, "--winners", winners]
+    print("running %s" % " ".join(shown_path(c) if os.path.isabs(c) else c
+                                  for c in command), file=sys.stderr, flush=True)
+    start = time.time()
+    tail = []
+    try:
+        # Its progress relayed as it comes (a few minutes of it).
+        with subprocess.Popen(command, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) as tune:
+            for line in tune.stdout:
+                print("    " + line.rstrip(), file=sys.stderr, flush=True)
+                tail = (tail + [line.rstrip()])[-6:]
+        returncode = tune.returncode
+    except OSError as e:
+        row["status"] = "error: " + one_line(e)
+        log(row)
+        return row
+    wall = time.time() - start
+    if returncode != 0:
+        row["status"] = "error: rkc tune exited with %d: %s" % (
+            returncode, (tail[-1] if tail else "")[:200])
+        log(row)
+        return row
+    try:
+        with open(db) as f:
+            summary = tune_summary(f.read())
+    except (OSError, ValueError) as e:
+        row["status"] = "FAILED (%s)" % str(e)[:200]
+        log(row)
+        return row
+    w = summary["winner"]
+    row["rkc"] = Timing.from_json({"n": w["reps"], "median": w["median"],
+                                   "p20": w["p20"], "p80": w["p80"]})
+    # (Paths as the report beside them links them.)
+    row["tune"] = dict(summary, wall_s=wall, db=os.path.relpath(db, out_folder),
+                       winners=os.path.relpath(winners, out_folder))
+    log(row)
+    return row
+
+
 def log(row):
     parts = ["%4.0f s [%s]" % (time.time() - STARTED, row["section"]),
              row["spec"], shape_text(row["shape"])]
@@ -875,9 +942,10 @@ def main():
     parser.add_argument("--rep-ms", type=float, default=200.0,
                         help="time spent in timed repetitions, per side (10 to 200 of them)")
     parser.add_argument("--warmup-ms", type=float, default=30.0)
-    parser.add_argument("--sections", default="prefill,decode,sweep",
+    parser.add_argument("--sections", default="prefill,decode,sweep,tune",
                         help="which tables to measure (the others are left "
-                             "out of the report)")
+                             "out of the report); tune runs `rkc tune` on eda "
+                             "(a few minutes)")
     parser.add_argument("--time-limit", type=float, default=0,
                         help="seconds: rows not started by then are reported "
                              "as not run (the report is still written)")
@@ -894,9 +962,9 @@ def main():
 
     sections = [s for s in args.sections.split(",") if s]
     unknown_sections = [s for s in sections
-                        if s not in ("prefill", "decode", "sweep")]
+                        if s not in ("prefill", "decode", "sweep", "tune")]
     if unknown_sections or not sections:
-        parser.error("--sections takes prefill, decode and sweep, got %r" %
+        parser.error("--sections takes prefill, decode, sweep and tune, got %r" %
                      args.sections)
     specs = parse_specs(parser, args.specs)
     rows_path = args.rows or os.path.splitext(os.path.abspath(args.out))[0] + ".rows.jsonl"
@@ -963,8 +1031,9 @@ def main():
         if row is None and section == "T sweep":
             row = resumed.get(("prefill", spec, shape))
         return row
+    # (The tune row compiles its own candidates.)
     pending = [s for s in specs if any(
-        spec == s and earlier(section, spec, shape) is None
+        spec == s and section != "tune" and earlier(section, spec, shape) is None
         for spec, section, shape in planned)]
 
     global STARTED
@@ -978,7 +1047,8 @@ def main():
     print("compiled in %.0f s%s" % (time.time() - started, "".join(
         "; %s: %s" % kv for kv in compile_errors.items())), file=sys.stderr, flush=True)
 
-    prefill, sweep, decode, done = [], [], [], {}
+    prefill, sweep, decode, tune, done = [], [], [], [], {}
+    out = os.path.abspath(args.out)
 
     with torch.inference_mode():
         FLUSH = torch.empty(512 << 20, dtype=torch.int8, device="cuda")
@@ -986,13 +1056,16 @@ def main():
         torch.cuda.empty_cache()
         print("device copy bandwidth %.0f GB/s" % copy_gbs, file=sys.stderr, flush=True)
 
-        def row_of(section, spec, shape, make_case):
-            """The row measured, or taken from the run resumed; the rows so
-            far saved either way, so that a run cut short can be resumed."""
+        def row_of(section, spec, shape, make_case, run=None):
+            """The row measured (by run_row, or `run`), or taken from the run
+            resumed; the rows so far saved either way, so that a run cut
+            short can be resumed."""
             row = earlier(section, spec, shape)
             if row is not None:
                 row = dict(row, resumed=True)
                 log(row)
+            elif run:
+                row = run()
             else:
                 row = run_row(section, spec, shape, make_case, args, compile_errors)
                 row["copy_gbs"] = copy_gbs
@@ -1016,6 +1089,9 @@ def main():
             elif section == "decode":
                 decode.append(row_of(section, spec, shape,
                                      lambda: decode_case(spec, *shape, seed)))
+            elif section == "tune":
+                tune.append(row_of(section, spec, shape, None, lambda: run_tune(
+                    spec, shape, args, os.path.dirname(out))))
             else:
                 row = done.get((spec, shape))   # a prefill shape: measured already
                 if row is None:
@@ -1024,10 +1100,9 @@ def main():
                 sweep.append(row)
         FLUSH = None
 
-    out = os.path.abspath(args.out)
     plots_dir = os.path.join(os.path.dirname(out), args.plots)
     text = write_report(out, plots_dir, args, machine_info(args, fla_root), copy_gbs,
-                        specs, prefill, sweep, decode)
+                        specs, prefill, sweep, decode, tune)
     print("wrote %s, %s and %s in %.0f s" % (out, plots_dir, rows_path,
                                               time.time() - started),
           file=sys.stderr, flush=True)

@@ -40,6 +40,10 @@ SPEEDUP_TARGETS = [("kda", 1.5), ("gdn", 1.3), ("gdn2", 1.5), ("eda", 4.0),
 OVER_KDA_TARGETS = [("eda", 1.6), ("qed", 1.3)]
 DECODE_SHARE = 0.85
 LINEAR_SLACK = 1.15
+# `rkc tune` on one spec at one shape: within this wall time, and its winner
+# at least as fast as the default schedule.
+TUNE_SPEC, TUNE_SHAPE = "eda", (1, 8192, 32, 128)
+TUNE_LIMIT_S = 15 * 60
 
 
 class Timing:
@@ -142,7 +146,54 @@ def planned_rows(specs, sections, prefill_shapes, decode_shapes, sweep_ts):
     if "sweep" in sections:
         rows += [(spec, "T sweep", (SWEEP_B, T, SWEEP_H, SWEEP_D))
                  for spec in SWEEP_SPECS if spec in specs for T in sweep_ts]
+    if "tune" in sections and TUNE_SPEC in specs:
+        rows.append((TUNE_SPEC, "tune", TUNE_SHAPE))
     return rows
+
+
+def tune_summary(db_text):
+    """What one `rkc tune` run at one shape left in its database (JSON lines,
+    the database holding that run alone): {"default": entry, "winner": entry,
+    "counts": {"ok", "failed", "pruned"}}, an entry being {"schedule",
+    "median", "p20", "p80", "reps"} (the winner: the fastest that passed its
+    check). Raises ValueError without a default that passed its check (a
+    tune that cannot say whether it helped)."""
+    counts = {"ok": 0, "failed": 0, "pruned": 0}
+    default = winner = None
+    for number, line in enumerate(db_text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            status = d["status"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError("line %d: %s" % (number, e))
+        counts[status] = counts.get(status, 0) + 1
+        if status != "ok":
+            continue
+        entry = {"schedule": d["schedule"], "median": d["median_ms"],
+                 "p20": d["p20_ms"], "p80": d["p80_ms"], "reps": d.get("reps", 0)}
+        if d.get("default"):
+            default = entry
+        if winner is None or entry["median"] < winner["median"]:
+            winner = entry
+    if default is None:
+        raise ValueError("no default schedule that passed its check "
+                         "(%d ok, %d failed, %d pruned)" % (
+                             counts["ok"], counts["failed"], counts["pruned"]))
+    return {"default": default, "winner": winner, "counts": counts}
+
+
+def schedule_text(schedule):
+    """A schedule as `rkc tune`'s winners table names it."""
+    return ", ".join("%s %s" % (k.replace("_", "-"), v)
+                     for k, v in sorted(schedule.items()))
+
+
+def memory_total(m):
+    """Bytes a side took beyond its inputs and outputs: in torch's allocator
+    and outside it."""
+    return None if m is None else m[0] + max(m[1], 0)
 
 
 def row_copy(row, copy_gbs):
@@ -252,7 +303,7 @@ def step_ratios(rows):
     return out
 
 
-def acceptance(specs, prefill, sweep, decode, copy_gbs):
+def acceptance(specs, prefill, sweep, decode, copy_gbs, tune=()):
     """(item, target, measured, verdict) from the measurements."""
     items = []
 
@@ -322,11 +373,43 @@ def acceptance(specs, prefill, sweep, decode, copy_gbs):
                       "worst %.2f× (%d→%d)" % (worst[2], worst[0], worst[1]) if worst else "–",
                       verdict([r[2] for r in ratios], lambda v: v <= LINEAR_SLACK,
                               len(ratios) == len(rows) - 1 and len(rows) > 1)))
+    # Extra device memory, every row that has both sides' (a side that took
+    # nothing beyond its inputs and outputs counts as 0).
+    sides = [(r, memory_total(r["mem_rkc"]), memory_total(r["mem_fla"]))
+             for r in prefill + decode if r["fla"] or r["mem_fla"]]
+    measured = [(r, a, b) for r, a, b in sides if a is not None and b is not None]
+    if sides:
+        over = [(r, a, b) for r, a, b in measured if a > b]
+        worst = max(measured, key=lambda x: x[1] - x[2]) if measured else None
+        items.append((
+            "extra device memory no larger than fla's (every row with both)",
+            "RKC ≤ fla",
+            ("%d of %d rows over: %s" % (len(over), len(measured), ", ".join(
+                "%s %s %s > %s MiB" % (r["spec"], shape_text(r["shape"]), mib(a),
+                                       mib(b)) for r, a, b in over[:3]))
+             if over else "%d rows; closest %s %s: %s / %s MiB" % (
+                 len(measured), worst[0]["spec"], shape_text(worst[0]["shape"]),
+                 mib(worst[1]), mib(worst[2])) if worst else "–"),
+            verdict([a <= b for _, a, b in measured], bool,
+                    len(measured) == len(sides))))
+    for r in tune:
+        t = r.get("tune")
+        item = "rkc tune %s at %s: wall time; winner over the default" % (
+            r["spec"], shape_text(r["shape"]))
+        target = "≤ %d min; ≥ 1.00×" % (TUNE_LIMIT_S // 60)
+        if not t or not r["status"].startswith("ok"):
+            items.append((item, target, r["status"],
+                          "FAIL" if r["status"].startswith("FAILED") else "n/a"))
+            continue
+        ratio = t["default"]["median"] / t["winner"]["median"]
+        items.append((item, target, "%.0f s; %.2f× (%s)" % (
+            t["wall_s"], ratio, schedule_text(t["winner"]["schedule"])),
+            "pass" if t["wall_s"] <= TUNE_LIMIT_S and ratio >= 1.0 else "FAIL"))
     return items
 
 
 def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
-                 decode):
+                 decode, tune=()):
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(plots_dir, exist_ok=True)
     speed_svg = os.path.join(plots_dir, "speedup.svg")
@@ -398,7 +481,7 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
 
     md += ["## Acceptance (the performance targets)", ""]
     md += table(["item", "target", "measured", "verdict"],
-                acceptance(specs, prefill, sweep, decode, copy_gbs))
+                acceptance(specs, prefill, sweep, decode, copy_gbs, tune))
     md += ["", "Speed-ups per prefill shape in the table's order; n/a: not measured "
            "(a row failed, errored or was not run).", ""]
 
@@ -437,6 +520,36 @@ def write_report(path, plots_dir, args, info, copy_gbs, specs, prefill, sweep,
            "another tensor. kda and gdn are checked and timed against fla's "
            "fused_recurrent kernels; the other specs are checked against one "
            "float64 step of MATH.md's recurrence and have no fla timing.", ""]
+
+    if tune:
+        md += ["## Tuning (`rkc tune`)", ""]
+        lines = []
+        for r in tune:
+            t = r.get("tune")
+            if not t or not r["status"].startswith("ok"):
+                lines.append([r["spec"], shape_text(r["shape"]), "–", "–", "–",
+                              "–", "–", status_text(r)])
+                continue
+            c, d, w = t["counts"], t["default"], t["winner"]
+            lines.append([
+                r["spec"], shape_text(r["shape"]), "%.0f" % t["wall_s"],
+                "%d / %d / %d" % (c.get("ok", 0), c.get("failed", 0), c.get("pruned", 0)),
+                "%s: %s" % (schedule_text(d["schedule"]), ms(d["median"])),
+                "%s: %s (%s–%s)" % (schedule_text(w["schedule"]), ms(w["median"]),
+                                    ms(w["p20"]), ms(w["p80"])),
+                "%.2f×" % (d["median"] / w["median"]), status_text(r)])
+        md += table(["spec", "B,T,H,D", "wall s", "ok / failed / pruned",
+                     "default schedule: ms", "winner: ms (p20–p80)",
+                     "default / winner", "status"], lines)
+        md += ["", "`rkc tune` run by this command on a database of its own "
+               "(%s beside this file, with its winners table), from nothing: every "
+               "schedule of the space that shared memory and registers allow "
+               "compiled, checked against the reference and timed on the GPU "
+               "above (`rkc tune`'s own timing: CUDA events, L2 flushed, "
+               "median of its repetitions). Wall time from the command's start "
+               "to its end, compiling included." % ", ".join(
+                   sorted({"`%s`" % t["db"] for t in (r.get("tune") for r in tune)
+                           if t and t.get("db")})), ""]
 
     md += ["## How each spec meets fla", "",
            "- kda, gdn, deltanet, deltaproduct (n = %d): fla's chunk kernel of the "

@@ -1,10 +1,11 @@
 """bench/report.py, the half of the benchmark that judges and reports (no
 GPU, no PyTorch): the acceptance verdicts against the performance targets,
-the linearity in T, and BENCHMARKS.md with its two plots, from rows of
-made-up measurements.
+the linearity in T, the extra memory, `rkc tune`'s run, and BENCHMARKS.md
+with its two plots, from rows of made-up measurements.
 
   python3 test/python/test_report.py WORK_DIR
 """
+import json
 import os
 import sys
 import unittest
@@ -33,6 +34,35 @@ SHAPES = [(1, 8192, 32, 128), (4, 4096, 16, 128), (1, 32768, 16, 128)]
 
 def verdicts(items):
     return {item: verdict for item, _, _, verdict in items}
+
+
+def db_line(schedule, status, median=None, default=False):
+    """A line of `rkc tune`'s database, as it writes one."""
+    d = {"spec": "eda", "bucket": "bh=32,t=8192", "schedule": schedule,
+         "default": default, "status": status}
+    if median is not None:
+        d.update(median_ms=median, p20_ms=median * 0.99, p80_ms=median * 1.01,
+                 reps=20)
+    return json.dumps(d)
+
+
+DB = "\n".join([
+    db_line({"chunk_size": 16, "value_tile": 32}, "ok", 2.0, default=True),
+    db_line({"chunk_size": 16, "value_tile": 16}, "ok", 1.8),
+    db_line({"chunk_size": 32, "value_tile": 32}, "ok", 3.0),
+    db_line({"chunk_size": 8, "value_tile": 32}, "failed"),
+    db_line({"chunk_size": 64, "value_tile": 32}, "pruned")]) + "\n"
+TUNE_ITEM = "rkc tune eda at 1,8192,32,128: wall time; winner over the default"
+
+
+def tune_row(wall_s=300.0, db=DB, status="ok"):
+    r = row("tune", "eda", report.TUNE_SHAPE, status=status, label="rkc tune")
+    r["mem_rkc"] = r["mem_fla"] = None
+    if status == "ok":
+        r["tune"] = dict(report.tune_summary(db), wall_s=wall_s,
+                         db="bench/tuning/eda.jsonl",
+                         winners="bench/tuning/eda.winners.md")
+    return r
 
 
 class Acceptance(unittest.TestCase):
@@ -80,6 +110,82 @@ class Acceptance(unittest.TestCase):
                            "extrapolation"], "FAIL")
         ratios = report.step_ratios(bent)
         self.assertAlmostEqual(max(x for _, _, x in ratios), 1.3)
+
+
+    def test_extra_memory_against_fla(self):
+        prefill = [row("prefill", "kda", s, rkc=0.5, fla=1.0) for s in SHAPES]
+        item = "extra device memory no larger than fla's (every row with both)"
+        self.assertEqual(verdicts(report.acceptance(["kda"], prefill, [], [], 4000))[item],
+                         "pass")
+        # Outside torch's allocator counts too: 1.5 GiB against fla's 1 GiB.
+        prefill[1]["mem_rkc"] = (2 ** 29, 2 ** 30)
+        items = {i: (m, v) for i, _, m, v in report.acceptance(
+            ["kda"], prefill, [], [], 4000)}
+        self.assertEqual(items[item][1], "FAIL")
+        self.assertIn("1 of 3 rows over: kda 4,4096,16,128 1536.0 > 1024.0 MiB",
+                      items[item][0])
+        # A row that was not measured leaves the verdict open.
+        prefill[1]["mem_rkc"] = None
+        self.assertEqual(verdicts(report.acceptance(["kda"], prefill, [], [], 4000))[item],
+                         "n/a")
+
+
+class Tune(unittest.TestCase):
+    def test_the_database_says_default_winner_and_counts(self):
+        t = report.tune_summary(DB)
+        self.assertEqual(t["counts"], {"ok": 3, "failed": 1, "pruned": 1})
+        self.assertEqual(t["default"]["schedule"], {"chunk_size": 16, "value_tile": 32})
+        self.assertEqual(t["winner"]["schedule"], {"chunk_size": 16, "value_tile": 16})
+        self.assertAlmostEqual(t["winner"]["median"], 1.8)
+        self.assertEqual(report.schedule_text(t["winner"]["schedule"]),
+                         "chunk-size 16, value-tile 16")
+
+    def test_a_database_without_a_passing_default_is_refused(self):
+        only_failed = db_line({"chunk_size": 16}, "failed", default=True) + "\n"
+        with self.assertRaisesRegex(ValueError, "no default schedule that passed"):
+            report.tune_summary(only_failed)
+        with self.assertRaisesRegex(ValueError, "line 2: "):
+            report.tune_summary(DB.splitlines()[0] + "\n{not json\n")
+
+    def test_verdicts(self):
+        self.assertEqual(verdicts(report.acceptance(["eda"], [], [], [], 4000,
+                                                    [tune_row()]))[TUNE_ITEM], "pass")
+        # Past 15 minutes, or a winner slower than the default, fails.
+        self.assertEqual(verdicts(report.acceptance(["eda"], [], [], [], 4000,
+                                                    [tune_row(wall_s=901)]))[TUNE_ITEM],
+                         "FAIL")
+        slow = tune_row()
+        slow["tune"]["winner"] = dict(slow["tune"]["default"], median=2.5)
+        self.assertEqual(verdicts(report.acceptance(["eda"], [], [], [], 4000,
+                                                    [slow]))[TUNE_ITEM], "FAIL")
+        self.assertEqual(verdicts(report.acceptance(
+            ["eda"], [], [], [], 4000,
+            [tune_row(status="not run: past --time-limit")]))[TUNE_ITEM], "n/a")
+        self.assertEqual(verdicts(report.acceptance(
+            ["eda"], [], [], [], 4000,
+            [tune_row(status="FAILED (no default schedule that passed)")]))[TUNE_ITEM],
+            "FAIL")
+
+    def test_the_row_survives_the_round_trip_and_is_reported(self):
+        identity = {"gpu": "a test GPU"}
+        _, rows = report.rows_from_json(report.rows_json(identity, [tune_row()]))
+        r = rows[0]
+        self.assertEqual(r["shape"], report.TUNE_SHAPE)
+        self.assertAlmostEqual(r["tune"]["winner"]["median"], 1.8)
+        self.assertEqual(report.resumable(identity, identity, rows),
+                         {("tune", "eda", report.TUNE_SHAPE): r})
+        work = (sys.argv[1] if len(sys.argv) > 1 else "/tmp/rkc-report-test") + "-tune"
+        os.makedirs(work, exist_ok=True)
+        text = report.write_report(
+            os.path.join(work, "BENCHMARKS.md"), os.path.join(work, "plots"), None,
+            [("GPU", "a test GPU")], 4000.0, ["eda"], [], [], [], rows)
+        self.assertIn("## Tuning (`rkc tune`)", text)
+        self.assertIn("| eda | 1,8192,32,128 | 300 | 3 / 1 / 1 | chunk-size 16, "
+                      "value-tile 32: 2.000 | chunk-size 16, value-tile 16: 1.800 "
+                      "(1.782–1.818) | 1.11× | ok |", text)
+        self.assertIn("| %s | ≤ 15 min; ≥ 1.00× | 300 s; 1.11× (chunk-size 16, "
+                      "value-tile 16) | pass |" % TUNE_ITEM, text)
+        self.assertIn("`bench/tuning/eda.jsonl`", text)
 
 
 class Resume(unittest.TestCase):
@@ -158,6 +264,11 @@ class Resume(unittest.TestCase):
             ("kda", "T sweep", (1, 2048, 16, 128)),
             ("kda", "T sweep", (1, 4096, 16, 128))])
         self.assertEqual(report.planned_rows(["gdn"], ["sweep"], [], [], [2048]), [])
+        self.assertEqual(report.planned_rows(["kda", "eda"], ["tune", "prefill"],
+                                             SHAPES[:1], [], []),
+                         [("kda", "prefill", SHAPES[0]), ("eda", "prefill", SHAPES[0]),
+                          ("eda", "tune", report.TUNE_SHAPE)])
+        self.assertEqual(report.planned_rows(["kda"], ["tune"], [], [], []), [])
 
 
 class Report(unittest.TestCase):

@@ -230,6 +230,10 @@ private:
           "them, [N, HV, dk, dv] */\n"
        << "  int carry_in, carry_out; /* the scan starts from / ends with "
           "carry (else the args' states) */\n"
+       << "  int64_t chunk_slots; /* split kernels, batch rows: workspace "
+          "slots a row, reused in turn\n"
+       << "                          (chunk i in slot i mod chunk_slots); 0: "
+          "one a chunk */\n"
        << "} rkc_" << name << "_kernel_params;\n\n";
     os << "/* The prefill's chunk (tokens), and the bytes a (chunk, value "
           "head) of its workspace\n * holds (--split-scan 1; 0 for one "
@@ -2729,17 +2733,21 @@ private:
        << "template <bool Half> using Crossing = typename "
           "CrossingType<Half>::type;\n\n"
        << "/// The workspace of the chunk of sequence `seq` starting at token "
-          "t0: batch rows\n/// have ceil(T / C) chunk slots each; packed "
-          "sequences take slot seq + t0 / C\n/// (distinct: a later "
-          "sequence starts no earlier, and one index later).\n"
+          "t0: batch rows\n/// have ceil(T / C) chunk slots each, or "
+          "p.chunk_slots taken in turn (the launcher's\n/// ring of two "
+          "segments' slots); packed sequences take slot seq + t0 / C\n/// "
+          "(distinct: a later sequence starts no earlier, and one index "
+          "later).\n"
        << "template <bool TensorCores>\n"
        << "[[maybe_unused]] __device__ inline unsigned char *chunkWorkspace("
           "const Params &p, int64_t seq,\n"
        << "                                                              "
           "int64_t t0, int64_t hv) {\n"
        << "  const int64_t perSeq = (p.length + C - 1) / C;\n"
-       << "  const int64_t slot = p.a.cu_seqlens ? seq + t0 / C : seq * perSeq "
-          "+ t0 / C;\n"
+       << "  const int64_t slot = p.a.cu_seqlens ? seq + t0 / C\n"
+       << "                       : p.chunk_slots ? seq * p.chunk_slots + "
+          "t0 / C % p.chunk_slots\n"
+       << "                                       : seq * perSeq + t0 / C;\n"
        << "  return static_cast<unsigned char *>(p.workspace) + (slot * "
           "p.value_heads + hv) *\n"
        << "         (!TensorCores ? WS_FLOATS * 4 : p.rows_from_inputs ? "
@@ -3936,7 +3944,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  p->value_heads = HV;\n  p->num_seqs = N;\n"
        << "  p->workspace = NULL;\n"
        << "  p->chunk_begin = 0;\n  p->chunk_end = INT64_MAX;\n"
-       << "  p->carry = NULL;\n  p->carry_in = p->carry_out = 0;\n";
+       << "  p->carry = NULL;\n  p->carry_in = p->carry_out = 0;\n"
+       << "  p->chunk_slots = 0;\n";
     // The scan of the kernels for 16-bit outputs stages raw input rows
     // (rec.raw_input) from the inputs where each one's layout allows
     // 16-byte copies: bf16 like the workspace would hold them, a unit last
@@ -3958,20 +3967,21 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     // The split kernels' workspace: a (chunk slot, value head) each. Batch
     // rows have ceil(T / C) slots; packed sequences take num_seqs + ceil(T /
     // C) in all (chunkWorkspace in the kernels).
+    // With chunk_slots (rkc_NAME_chunk_slots) a batch row has that many.
     os << "static size_t rkc_" << name << "_workspace_bytes(const rkc_" << name
        << "_kernel_params *p) {\n";
     if (split)
       os << "  const int64_t perSeq = (p->length + " << C << " - 1) / " << C
          << ";\n"
-         << "  const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : "
-            "p->batch * perSeq;\n"
+         << "  const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq\n"
+         << "                        : p->batch * (p->chunk_slots ? "
+            "p->chunk_slots : perSeq);\n"
          << "  return perSeq == 0 ? 0 : (size_t)slots * p->value_heads *\n"
          << "         (p->a.o.dtype == RKC_F32 ? RKC_" << upper()
          << "_WORKSPACE_BYTES : "
-         << (s.workspaceHalfLeanBytes
-                 ? "p->rows_from_inputs ? RKC_" + upper() +
-                       "_WORKSPACE_BYTES_16_LEAN : "
-                 : std::string())
+         << (s.workspaceHalfLeanBytes ? "p->rows_from_inputs ? RKC_" + upper() +
+                                            "_WORKSPACE_BYTES_16_LEAN : "
+                                      : std::string())
          << "RKC_" << upper() << "_WORKSPACE_BYTES_16);\n}\n\n";
     else
       os << "  (void)p;\n  return 0;\n}\n\n";
@@ -4010,6 +4020,23 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  const int64_t n = wanted < perSeq ? wanted : perSeq;\n"
          << "  const int64_t per = (perSeq + n - 1) / n;\n"
          << "  return (perSeq + per - 1) / per; /* none empty */\n}\n\n"
+         << "/* Workspace slots a batch row with RKC_WORKSPACE_RING=1 and "
+            "three "
+            "segments or more: two\n"
+            " * segments' chunks, taken in turn (the prep of segment k + 1 "
+            "runs after the scan of\n"
+            " * k - 1, whose slots it reuses, and beside the scan of k); else "
+            "0, a slot a chunk. */\n"
+         << "static int64_t rkc_" << name << "_chunk_slots(const rkc_" << name
+         << "_kernel_params *p, int64_t segments) {\n"
+         << "  const int64_t perSeq = (p->length + " << C << " - 1) / " << C
+         << ";\n"
+         << "  const int64_t per = (perSeq + segments - 1) / segments;\n"
+         << "  const char *env = getenv(\"RKC_WORKSPACE_RING\");\n"
+         << "  if (!env || env[0] != '1' || env[1] || p->a.cu_seqlens || "
+            "segments < 3)\n"
+         << "    return 0;\n"
+         << "  return 2 * per < perSeq ? 2 * per : 0;\n}\n\n"
          << "/* The state between segments: [N, HV, dk, dv] floats, after "
             "the workspace. */\n"
          << "static size_t rkc_" << name << "_carry_bytes(const rkc_" << name
@@ -4029,10 +4056,14 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  *bytes = rkc_" << name << "_workspace_bytes(&params);\n";
     if (split)
       os << "  CUstream side = NULL;\n"
-         << "  if (*bytes) /* as a call on the legacy default stream would "
-            "take it */\n    *bytes += rkc_" << name
-         << "_carry_bytes(&params, rkc_" << name
-         << "_segments(&params, NULL, &side));\n";
+         << "  if (*bytes) { /* as a call on the legacy default stream would "
+            "take it */\n"
+         << "    const int64_t segments = rkc_" << name
+         << "_segments(&params, NULL, &side);\n"
+         << "    params.chunk_slots = rkc_" << name
+         << "_chunk_slots(&params, segments);\n"
+         << "    *bytes = rkc_" << name << "_workspace_bytes(&params) + rkc_"
+         << name << "_carry_bytes(&params, segments);\n  }\n";
     os << "  return RKC_SUCCESS;\n}\n\n";
     for (auto [kind, kernel, bytes] :
          {std::tuple{"fwd", "prefill_kernel", prefillBytes},
@@ -4096,6 +4127,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "_segments(&params, stream, &side);\n"
            << "  const int64_t per = (perSeq + segments - 1) / segments; /* "
               "chunks a segment */\n"
+           << "  params.chunk_slots = rkc_" << name
+           << "_chunk_slots(&params, segments);\n"
            << "  const size_t workspace = rkc_" << name
            << "_workspace_bytes(&params);\n"
            << "  if ((status = rkc_stream_alloc((void **)&params.workspace, "

@@ -294,13 +294,16 @@
 // LAUNCH-NEXT: p->chunk_end = INT64_MAX;
 // LAUNCH-NEXT: p->carry = NULL;
 // LAUNCH-NEXT: p->carry_in = p->carry_out = 0;
+// LAUNCH-NEXT: p->chunk_slots = 0;
 // LAUNCH-NEXT: p->rows_from_inputs = a->o.dtype != RKC_F32 &&
 // LAUNCH-NEXT: rkc_rows_by_16_bytes(&a->v);
-// A (chunk slot, value head) each: ceil(T / 16) slots a batch row, or
-// num_seqs + ceil(T / 16) in all for packed sequences.
+// A (chunk slot, value head) each: ceil(T / 16) slots a batch row (or
+// chunk_slots, the ring below), or num_seqs + ceil(T / 16) in all for packed
+// sequences.
 // LAUNCH: static size_t rkc_kda_workspace_bytes(const rkc_kda_kernel_params *p) {
 // LAUNCH-NEXT: const int64_t perSeq = (p->length + 16 - 1) / 16;
-// LAUNCH-NEXT: const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : p->batch * perSeq;
+// LAUNCH-NEXT: const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq
+// LAUNCH-NEXT: : p->batch * (p->chunk_slots ? p->chunk_slots : perSeq);
 // LAUNCH-NEXT: return perSeq == 0 ? 0 : (size_t)slots * p->value_heads *
 // LAUNCH-NEXT: (p->a.o.dtype == RKC_F32 ? RKC_KDA_WORKSPACE_BYTES : p->rows_from_inputs ? RKC_KDA_WORKSPACE_BYTES_16_LEAN : RKC_KDA_WORKSPACE_BYTES_16);
 // At small B x H the chunks run in segments (the prep of one beside the
@@ -314,14 +317,26 @@
 // LAUNCH-NEXT: rkc_side_stream(stream, side, &multiprocessors) != RKC_SUCCESS ||
 // LAUNCH-NEXT: 2ull * 2 * p->value_heads * p->num_seqs > (unsigned long long)multiprocessors)
 // LAUNCH-NEXT: return 1;
+// With RKC_WORKSPACE_RING=1 and three segments or more, a batch row's chunk
+// slots are two segments' worth, taken in turn: segment k + 1's prep runs
+// after segment k - 1's scan (whose slots it reuses) and beside segment k's.
+// LAUNCH: static int64_t rkc_kda_chunk_slots(const rkc_kda_kernel_params *p, int64_t segments) {
+// LAUNCH: const char *env = getenv("RKC_WORKSPACE_RING");
+// LAUNCH-NEXT: if (!env || env[0] != '1' || env[1] || p->a.cu_seqlens || segments < 3)
+// LAUNCH-NEXT: return 0;
+// LAUNCH-NEXT: return 2 * per < perSeq ? 2 * per : 0;
 // LAUNCH: static size_t rkc_kda_carry_bytes(const rkc_kda_kernel_params *p, int64_t segments) {
 // LAUNCH-NEXT: return segments > 1 ? (size_t)p->num_seqs * p->value_heads * 16384 : 0;
 // LAUNCH: rkc_status rkc_kda_fwd_workspace(const rkc_kda_args *args, size_t *bytes) {
-// LAUNCH: *bytes += rkc_kda_carry_bytes(&params, rkc_kda_segments(&params, NULL, &side));
+// LAUNCH: const int64_t segments = rkc_kda_segments(&params, NULL, &side);
+// LAUNCH-NEXT: params.chunk_slots = rkc_kda_chunk_slots(&params, segments);
+// LAUNCH-NEXT: *bytes = rkc_kda_workspace_bytes(&params) + rkc_kda_carry_bytes(&params, segments);
 // No tokens, or no kernels: the scan's launch answers, nothing is allocated.
 // LAUNCH: if (perSeq == 0 || !rkc_kda_module.image)
 // LAUNCH-NEXT: return rkc_launch(&rkc_kda_module,
 // LAUNCH: const int64_t segments = rkc_kda_segments(&params, stream, &side);
+// LAUNCH: params.chunk_slots = rkc_kda_chunk_slots(&params, segments);
+// LAUNCH-NEXT: const size_t workspace = rkc_kda_workspace_bytes(&params);
 // LAUNCH: rkc_stream_alloc((void **)&params.workspace, workspace + rkc_kda_carry_bytes(&params, segments), stream)
 // The prep's blocks: a segment's chunks one after another, the value heads
 // of each in turn. Segment k's scan runs on the stream; segment k + 1's prep
@@ -346,6 +361,10 @@
 // LAUNCH: rkc_stream_free(params.workspace, stream)
 
 // The prep's block mapping, and where the scan reads and writes the state.
+// A chunk's workspace slot, in the launcher's ring where it has one.
+// PREPGRID: const int64_t slot = p.a.cu_seqlens ? seq + t0 / C
+// PREPGRID-NEXT: : p.chunk_slots ? seq * p.chunk_slots + t0 / C % p.chunk_slots
+// PREPGRID-NEXT: : seq * perSeq + t0 / C;
 // PREPGRID: __device__ __forceinline__ void prefill(const Params &p) {
 // PREPGRID: const int64_t tBegin = bos + p.chunk_begin * C < eos ? bos + p.chunk_begin * C : eos;
 // PREPGRID-NEXT: const int64_t tEnd = (eos - bos + C - 1) / C <= p.chunk_end ? eos : bos + p.chunk_end * C;

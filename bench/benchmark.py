@@ -17,9 +17,9 @@ Then a sweep over T (kda, eda) and the one-token decode kernels, called
 through rkc_torch's ctypes binding: kda and gdn against fla's fused_recurrent
 kernels (judged the same way, by one float64 step, where the two disagree),
 the other specs checked against one float64 step in torch. Last, `rkc tune`
-on eda at (1, 8192, 32) from an empty database (bench/tuning/eda.jsonl and
-its winners table beside --out): its wall time, and its winner against the
-default schedule (the section "tune").
+on eda at (1, 8192, 32) from an empty database of the run's own
+(BENCHMARKS.tuning/eda.jsonl and its winners table, beside --out): its wall
+time, and its winner against the default schedule (the section "tune").
 
 EDA and QED have no fla kernel: they are timed against fla's
 chunk_dplr_delta_rule, per MATH.md's sub-step table (EDA over the doubled
@@ -677,11 +677,13 @@ def run_row(section, spec, shape, make_case, args, compile_errors):
     return row
 
 
-def run_tune(spec, shape, args, out_folder):
-    """`rkc tune` on the spec at the shape, from an empty database in
-    out_folder's bench/tuning (an earlier one there is replaced: the run is
-    measured whole), as a row of section "tune": its wall time, and what
-    the database says of the default schedule and the winner."""
+def run_tune(spec, shape, args, out):
+    """`rkc tune` on the spec at the shape, from an empty database of this
+    run's own (OUT's name with .tuning/SPEC.jsonl, an earlier one there
+    replaced: the run is measured whole; never a database the repository
+    keeps or the compile options name), as a row of section "tune": its wall
+    time, and what the database says of the default schedule and the
+    winner."""
     row = {"section": "tune", "spec": spec, "shape": shape, "status": "ok",
            "label": "rkc tune", "note": "", "err_o": None, "err_s": None,
            "rkc": None, "fla": None, "bytes": None, "mem_rkc": None,
@@ -690,9 +692,15 @@ def run_tune(spec, shape, args, out_folder):
         row["status"] = "not run: past --time-limit"
         log(row)
         return row
-    folder = os.path.join(out_folder, "bench", "tuning")
+    out_folder = os.path.dirname(out)
+    folder = os.path.splitext(out)[0] + ".tuning"
     db = os.path.join(folder, spec + ".jsonl")
     winners = os.path.join(folder, spec + ".winners.md")
+    if os.path.abspath(db) in (os.path.abspath(w) for w in
+                               args.compile_options.split()):
+        row["status"] = "error: the tune's database %s is in --compile-options" % db
+        log(row)
+        return row
     os.makedirs(folder, exist_ok=True)
     for path in (db, winners):
         if os.path.exists(path):
@@ -709,7 +717,8 @@ def run_tune(spec, shape, args, out_folder):
     try:
         # Its progress relayed as it comes (a few minutes of it).
         with subprocess.Popen(command, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) as tune:
+                              stderr=subprocess.STDOUT, text=True,
+                              errors="replace") as tune:
             for line in tune.stdout:
                 print("    " + line.rstrip(), file=sys.stderr, flush=True)
                 tail = (tail + [line.rstrip()])[-6:]
@@ -726,8 +735,14 @@ def run_tune(spec, shape, args, out_folder):
         return row
     try:
         with open(db) as f:
-            summary = tune_summary(f.read())
-    except (OSError, ValueError) as e:
+            text = f.read()
+    except OSError as e:   # not a verdict: a later --resume runs it again
+        row["status"] = "error: " + one_line(e)
+        log(row)
+        return row
+    try:
+        summary = tune_summary(text)
+    except ValueError as e:
         row["status"] = "FAILED (%s)" % str(e)[:200]
         log(row)
         return row
@@ -1091,7 +1106,7 @@ def main():
                                      lambda: decode_case(spec, *shape, seed)))
             elif section == "tune":
                 tune.append(row_of(section, spec, shape, None, lambda: run_tune(
-                    spec, shape, args, os.path.dirname(out))))
+                    spec, shape, args, out)))
             else:
                 row = done.get((spec, shape))   # a prefill shape: measured already
                 if row is None:

@@ -3510,6 +3510,17 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     return Axis::key;
   }
 
+  /// A launcher helper of the split kernels' chunks returning int64_t: its
+  /// head (params p, then `extra`) and the chunks a sequence of p's length.
+  std::string chunkFunctionHead(StringRef suffix, StringRef extra) const {
+    std::string chunk = std::to_string(C);
+    return ("static int64_t rkc_" + name + "_" + suffix + "(const rkc_" + name +
+            "_kernel_params *p" + extra +
+            ") {\n  const int64_t perSeq = (p->length + " + chunk + " - 1) / " +
+            chunk + ";\n")
+        .str();
+  }
+
   /// The generated code's RKC_ELEMENTWISE_QUADS (rkc/tile.cuh): as
   /// rec-schedule's elementwise-quads says, by default (-1) elementwise ops
   /// four elements at a time unless a sub-step with a per-channel gate reads
@@ -3998,10 +4009,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
             " * none), the prep of one beside the scan of the one before on "
             "a second stream\n"
             " * (*side); else 1. */\n"
-         << "static int64_t rkc_" << name << "_segments(const rkc_" << name
-         << "_kernel_params *p, CUstream stream, CUstream *side) {\n"
-         << "  const int64_t perSeq = (p->length + " << C << " - 1) / " << C
-         << ";\n"
+         << chunkFunctionHead("segments", ", CUstream stream, CUstream *side")
          << "  int64_t wanted = " << s.scanSegments << ";\n"
          << "  const char *env = getenv(\"RKC_SCAN_SEGMENTS\");\n"
          << "  if (env && *env) {\n"
@@ -4027,10 +4035,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
             "runs after the scan of\n"
             " * k - 1, whose slots it reuses, and beside the scan of k); else "
             "0, a slot a chunk. */\n"
-         << "static int64_t rkc_" << name << "_chunk_slots(const rkc_" << name
-         << "_kernel_params *p, int64_t segments) {\n"
-         << "  const int64_t perSeq = (p->length + " << C << " - 1) / " << C
-         << ";\n"
+         << chunkFunctionHead("chunk_slots", ", int64_t segments")
          << "  const int64_t per = (perSeq + segments - 1) / segments;\n"
          << "  const char *env = getenv(\"RKC_WORKSPACE_RING\");\n"
          << "  if (!env || env[0] != '1' || env[1] || p->a.cu_seqlens || "

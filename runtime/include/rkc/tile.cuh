@@ -511,7 +511,10 @@ __device__ inline void putPair(T *out, int ld, int i, int j, float x0,
 /// increase along the chunk, the left exponent is never positive, nor is the
 /// right one for the columns before the block; only columns inside the block
 /// can grow, so the block's largest exponent is checked, and a block past
-/// kMaxFactoredExponent is computed pair by pair (exact, slower).
+/// kMaxFactoredExponent is computed pair by pair (exact, slower). Where the
+/// caller knows the sums fall (`falling`: every gate at most 0), two rows
+/// bound that exponent (X - Dr[last row]) and the search runs only when the
+/// bound is past the limit.
 template <int Inner>
 __device__ inline void
 gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,

@@ -634,14 +634,22 @@ def one_line(e):
 STARTED = 0.0   # when main() began, for --time-limit
 
 
-def run_row(section, spec, shape, make_case, args, compile_errors):
+def new_row(section, spec, shape, args, label=""):
+    """A row before its measurement: "ok" so far, or (logged) "not run"
+    where --time-limit has passed."""
     row = {"section": section, "spec": spec, "shape": shape, "status": "ok",
-           "label": "", "note": "", "err_o": None, "err_s": None,
+           "label": label, "note": "", "err_o": None, "err_s": None,
            "rkc": None, "fla": None, "bytes": None, "mem_rkc": None,
            "mem_fla": None}
     if args.time_limit and time.time() - STARTED > args.time_limit:
         row["status"] = "not run: past --time-limit"
         log(row)
+    return row
+
+
+def run_row(section, spec, shape, make_case, args, compile_errors):
+    row = new_row(section, spec, shape, args)
+    if row["status"] != "ok":
         return row
     if spec in compile_errors:   # said once already, while compiling
         row["status"] = "error: compile: " + compile_errors[spec]
@@ -684,13 +692,8 @@ def run_tune(spec, shape, args, out):
     keeps or the compile options name), as a row of section "tune": its wall
     time, and what the database says of the default schedule and the
     winner."""
-    row = {"section": "tune", "spec": spec, "shape": shape, "status": "ok",
-           "label": "rkc tune", "note": "", "err_o": None, "err_s": None,
-           "rkc": None, "fla": None, "bytes": None, "mem_rkc": None,
-           "mem_fla": None}
-    if args.time_limit and time.time() - STARTED > args.time_limit:
-        row["status"] = "not run: past --time-limit"
-        log(row)
+    row = new_row("tune", spec, shape, args, label="rkc tune")
+    if row["status"] != "ok":
         return row
     out_folder = os.path.dirname(out)
     folder = os.path.splitext(out)[0] + ".tuning"

@@ -317,12 +317,13 @@
 // LAUNCH-NEXT: rkc_side_stream(stream, side, &multiprocessors) != RKC_SUCCESS ||
 // LAUNCH-NEXT: 2ull * 2 * p->value_heads * p->num_seqs > (unsigned long long)multiprocessors)
 // LAUNCH-NEXT: return 1;
-// With RKC_WORKSPACE_RING=1 and three segments or more, a batch row's chunk
-// slots are two segments' worth, taken in turn: segment k + 1's prep runs
-// after segment k - 1's scan (whose slots it reuses) and beside segment k's.
+// With three segments or more (and not RKC_WORKSPACE_RING=0), a batch row's
+// chunk slots are two segments' worth, taken in turn: segment k + 1's prep
+// runs after segment k - 1's scan (whose slots it reuses) and beside
+// segment k's.
 // LAUNCH: static int64_t rkc_kda_chunk_slots(const rkc_kda_kernel_params *p, int64_t segments) {
 // LAUNCH: const char *env = getenv("RKC_WORKSPACE_RING");
-// LAUNCH-NEXT: if (!env || env[0] != '1' || env[1] || p->a.cu_seqlens || segments < 3)
+// LAUNCH-NEXT: if ((env && env[0] == '0' && !env[1]) || p->a.cu_seqlens || segments < 3)
 // LAUNCH-NEXT: return 0;
 // LAUNCH-NEXT: return 2 * per < perSeq ? 2 * per : 0;
 // LAUNCH: static size_t rkc_kda_carry_bytes(const rkc_kda_kernel_params *p, int64_t segments) {

@@ -864,6 +864,22 @@ private:
          << "          dst[(threadIdx.x % 32 + 32 * c) ^ ((i & 1) << 4)] = "
             "(live ? "
          << values << "[r][c] : 0.f);\n";
+    else if (swizzledB.contains(r.getResult()) && t.getCols() == Axis::key)
+      os << "        // stored as rkc::tile::swizzleB says\n"
+         << "        for (int c = 0; c < " << rowValueCount(t.getCols())
+         << "; ++c)\n"
+         << "          dst[rkc::tile::swizzleB(true, i, threadIdx.x % 32 + 32 "
+            "* c)] = (live ? "
+         << values << "[r][c] : 0.f);\n";
+    else if (swizzledB.contains(r.getResult()))
+      os << "        // stored as rkc::tile::swizzleB says\n"
+         << "        for (int c = 0; c < " << rowValueCount(t.getCols())
+         << "; ++c) {\n"
+         << "          const int64_t d = threadIdx.x % 32 + 32 * c;\n"
+         << "          if (d >= v0 && d < v0 + " << valueCols() << ")\n"
+         << "            dst[rkc::tile::swizzleB(true, i, d - v0)] = (live ? "
+         << values << "[r][c] : 0.f);\n"
+         << "        }\n";
     else
       os << rowStore(t.getCols(), values + "[r]", "live", "        ");
     os << "      }\n";
@@ -1644,12 +1660,17 @@ private:
     int64_t count = rows * cols;
     if (type.getCols() == Axis::value) {
       at = "w[(e / " + valueCols() + ") * DV + v0 + e % " + valueCols() + "]";
-      here = t + "[e]";
+      here = t + (swizzledB.contains(v)
+                      ? "[rkc::tile::swizzledBAt(true, e, " + valueCols() + ")]"
+                      : "[e]");
     } else {
       int64_t first = lastRowOnly(op) ? (rows - 1) * cols : 0;
       count = lastRowOnly(op) ? cols : rows * cols;
       at = "w[e]";
-      here = t + "[" + std::to_string(first) + " + e]";
+      here = swizzledB.contains(v) ? t + "[rkc::tile::swizzledBAt(true, " +
+                                         std::to_string(first) + " + e, " +
+                                         std::to_string(cols) + ")]"
+                                   : t + "[" + std::to_string(first) + " + e]";
     }
     // Raw input rows the scan stages from the input itself need no copy
     // there (rec.raw_input).
@@ -2341,10 +2362,11 @@ private:
           }))
         swizzledRows.insert(v);
     }
-    // Right operands: a decay_rows' or a plain product's result that only
-    // products of the prep read, as B, in their quads form (a float A
-    // whose rows are a multiple of 32 floats, not transposed, the inner
-    // extent a multiple of 16).
+    // Right operands: input rows, a decay_rows' or a plain product's result
+    // that only products of the prep read, as B, in their quads form (a
+    // float A whose rows are a multiple of 32 floats, not transposed, the
+    // inner extent a multiple of 16). Rows may also cross to the scan: the
+    // prep's copy into the workspace reads them as stored.
     auto plainProduct = [&](ChunkMatmulOp mm) {
       return !sumOfProduct.count(mm) && !firstOfPair.count(mm) &&
              !pairedFirst.contains(mm) && !sharedRightOf.count(mm) &&
@@ -2352,16 +2374,22 @@ private:
              !mm->hasAttr("rec.to_workspace");
     };
     for (Operation &op : body) {
+      bool rows = isa<ChunkRowsOp>(op);
       if (phase(op) != "prep" || op.getNumResults() != 1 ||
-          op.hasAttr("rec.to_scan") || !computedElsewhere(&op).empty())
+          (op.hasAttr("rec.to_scan") && !rows) ||
+          !computedElsewhere(&op).empty())
         continue;
       Value v = op.getResult(0);
       auto mm = dyn_cast<ChunkMatmulOp>(op);
-      if (!(isa<ChunkDecayRowsOp>(op) || (mm && plainProduct(mm))) ||
+      if (!(rows || isa<ChunkDecayRowsOp>(op) || (mm && plainProduct(mm))) ||
           ncols(v) % 32 || nrows(v) % 16)
         continue;
+      bool toScan = op.hasAttr("rec.to_scan");
       bool onlyRight =
           !v.use_empty() && llvm::all_of(v.getUses(), [&](OpOperand &use) {
+            // (The scan reads its own staged copy.)
+            if (toScan && phase(*use.getOwner()) == "scan")
+              return true;
             auto reader = dyn_cast<ChunkMatmulOp>(use.getOwner());
             if (!reader || phase(*reader) != "prep" ||
                 !computedElsewhere(reader).empty() ||

@@ -546,9 +546,10 @@
 
 // The prep's key rows that only Grams, decay_rows and scale_rows read are
 // stored swizzled (odd rows' 16-float halves traded) and their readers told
-// so; rows the scan reads (the values) and the Grams' outputs stay dense.
-// Tiles that only prep products read as B (the decayed keys, the products of
-// the values) are stored as rkc::tile::swizzleB says, their readers told so.
+// so; the Grams' outputs stay dense. Tiles that only prep products read as B
+// (the decayed keys, the values, the products of the values) are stored as
+// rkc::tile::swizzleB says, their readers told so; the values' copy for the
+// scan reads them as stored.
 // RUN: FileCheck %s --check-prefix=SWIZZLE --input-file=%t.pair/gdn.cu
 // SWIZZLE-LABEL: void prep(const Params &p)
 // SWIZZLE: rec.chunk.rows erase_along
@@ -564,8 +565,12 @@
 // SWIZZLE: rkc::tile::gram<TensorCores, 128>(tile17, {{.*}}, tile0, {{.*}}, /*swizzled=*/3);
 // SWIZZLE: rkc::tile::scaleRows(tile0, 32, 128, tile4, tile27, rkc::tile::NoKeep{}, /*barrier=*/true, /*xSwizzled=*/true);
 // SWIZZLE: rec.chunk.rows value
-// SWIZZLE-NOT: swizzled
-// SWIZZLE: rkc::tile::matmul<TensorCores, 32>(tile5, tile8, {{.*}}, rkc::tile::SwizzledB{tile9, 128}, {{.*}}, /*bSwizzled=*/false); // stored as rkc::tile::swizzleB says
+// SWIZZLE: float *dst = tile8 + i * 128;
+// SWIZZLE: // stored as rkc::tile::swizzleB says
+// SWIZZLE: dst[rkc::tile::swizzleB(true, i, d - v0)] = (live ? values[r][c] : 0.f);
+// SWIZZLE: kept for the scan: tile8
+// SWIZZLE: = rkc::tile::fromFloat<Crossing<TensorCores>>(tile8[rkc::tile::swizzledBAt(true, e, PBV)]);
+// SWIZZLE: rkc::tile::matmul<TensorCores, 32>(tile5, tile8, {{.*}}, rkc::tile::SwizzledB{tile9, 128}, {{.*}}, /*bSwizzled=*/true); // stored as rkc::tile::swizzleB says
 // SWIZZLE: rkc::tile::matmul<TensorCores, 32>(tile11, tile9, {{.*}}, /*bSwizzled=*/true);
 // SWIZZLE-NOT: swizzle
 // SWIZZLE: rkc_gdn_prep_kernel(const Params p)

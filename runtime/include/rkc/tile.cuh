@@ -323,14 +323,18 @@ __device__ inline int swizzle(bool swizzled, int i, int j) {
 }
 
 /// Swizzled right operands (the prep kernel's tiles that only products
-/// read as B): row i's 8-float blocks of every 32 floats XORed by (i / 4)
-/// mod 4, so element (i, j) lives at column swizzleB(i, j). The quads form
-/// of a product reads B's rows 4c..4c+3 at one column for lanes c = 0..3
-/// (see "Fragment loads in quads"): four rows a multiple of 32 floats apart
-/// in one bank for dense rows (four-way), four different 8-bank blocks
-/// here. Only for rows of a multiple of 32 floats.
+/// read as B): row i's 8-float blocks of every 32 floats XORed by
+/// (i / 4 XOR i) mod 4, so element (i, j) lives at column swizzleB(i, j).
+/// The quads form of a product reads B's rows p + 4c + r (r = 0..3, p a
+/// multiple of 16) at one column for lanes c = 0..3 (see "Fragment loads in
+/// quads"): four rows a multiple of 32 floats apart in one bank for dense
+/// rows (four-way), four different 8-bank blocks here (c XOR r). A
+/// product's pair stores write rows i0 + g, g = 0..3 and 4..7 in a
+/// half-warp, two floats of one 8-float block each: by (i / 4) alone those
+/// rows share their blocks (four-way), by i mod 4 as well they do not.
+/// Only for rows of a multiple of 32 floats.
 __device__ inline int swizzleB(bool swizzled, int i, int j) {
-  return swizzled ? j ^ (((i >> 2) & 3) << 3) : j;
+  return swizzled ? j ^ ((((i >> 2) ^ i) & 3) << 3) : j;
 }
 
 /// One 16-wide block of the inner axis in quads: A's rows g and g + 8 (lo,
@@ -811,7 +815,8 @@ __device__ inline int swizzledAt(bool swizzled, int e, int cols) {
 }
 /// The same for a tile stored as `swizzleB` says.
 __device__ inline int swizzledBAt(bool swizzled, int e, int cols) {
-  return swizzled ? e ^ ((((e / cols) >> 2) & 3) << 3) : e;
+  // (cols a multiple of 32: the XOR stays within the row.)
+  return swizzled ? swizzleB(true, e / cols, e) : e;
 }
 
 /// out[i, :] = x[i, :] · c[i] (x swizzled where `xSwizzled`)
@@ -1151,12 +1156,15 @@ __device__ inline void productBlock(float (&acc)[NB][4], const TA *a,
                    hi = load4(row + (i0 + g + 8) * lda);
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
-        // (B's rows p + 4c .. p + 4c + 3 share swizzleB's c.)
-        const TB *col = b + (p + 4 * c) * ldb +
-                        ((j0 + nb * 8 + g) ^ (bSwizzled ? c << 3 : 0));
-        mmaQuads(into(p, nb), lo, hi,
-                 make_float4(toFloat(col[0]), toFloat(col[ldb]),
-                             toFloat(col[2 * ldb]), toFloat(col[3 * ldb])));
+        // (B's row p + 4c + r is swizzleB's (c XOR r): p is a multiple
+        // of 16.)
+        const int j = j0 + nb * 8 + g;
+        const TB *rows = b + (p + 4 * c) * ldb;
+        auto B = [&](int r) {
+          return toFloat(
+              rows[r * ldb + (bSwizzled ? j ^ (((c ^ r) & 3) << 3) : j)]);
+        };
+        mmaQuads(into(p, nb), lo, hi, make_float4(B(0), B(1), B(2), B(3)));
       }
     }
   } else if (kBf16Products && K % 16 == 0) {

@@ -608,10 +608,14 @@ private:
   /// Stores a lane's values of a row (rowValueCount of them, `values`) to
   /// `dst`; `live` (when not empty) is a condition under which they are
   /// stored, zeros otherwise. `consecutive`: the lane holds consecutive
-  /// elements (the decode kernel's rows), else every 32nd (loadRow).
-  std::string rowStore(Axis axis, const std::string &values,
-                       const std::string &live, const std::string &indent,
-                       bool consecutive = false) const {
+  /// elements (the decode kernel's rows), else every 32nd (loadRow), at
+  /// `stored` of its column in the row (the tile's layout; as it is by
+  /// default).
+  std::string rowStore(
+      Axis axis, const std::string &values, const std::string &live,
+      const std::string &indent, bool consecutive = false,
+      llvm::function_ref<std::string(const std::string &)> stored =
+          [](const std::string &col) { return col; }) const {
     std::string x = live.empty() ? values + "[c]"
                                  : "(" + live + " ? " + values + "[c] : 0.f)";
     std::string liveArg = live.empty() ? "true" : live;
@@ -627,7 +631,8 @@ private:
       }
       os << indent << "for (int c = 0; c < " << rowValueCount(axis)
          << "; ++c)\n"
-         << indent << "  dst[threadIdx.x % 32 + 32 * c] = " << x << ";\n";
+         << indent << "  dst[" << stored("threadIdx.x % 32 + 32 * c")
+         << "] = " << x << ";\n";
       break;
     case Axis::value:
       if (consecutive) {
@@ -640,7 +645,7 @@ private:
          << "; ++c) {\n"
          << indent << "  const int64_t d = threadIdx.x % 32 + 32 * c;\n"
          << indent << "  if (d >= v0 && d < v0 + " << valueCols() << ")\n"
-         << indent << "    dst[d - v0] = " << x << ";\n"
+         << indent << "    dst[" << stored("d - v0") << "] = " << x << ";\n"
          << indent << "}\n";
       break;
     default:
@@ -856,32 +861,20 @@ private:
        << "        float *dst = " << tile(r.getResult()) << " + i * "
        << ncols(r) << ";\n"
        << "        const bool live = t0 + i / " << period << " < eos;\n";
-    if (swizzledRows.contains(r.getResult()))
+    bool swizzled = swizzledRows.contains(r.getResult()),
+         swizzledAsB = swizzledB.contains(r.getResult());
+    if (swizzled)
       os << "        // swizzled (rkc::tile::swizzle): odd rows' halves of "
-            "every 32 floats traded\n"
-         << "        for (int c = 0; c < " << rowValueCount(t.getCols())
-         << "; ++c)\n"
-         << "          dst[(threadIdx.x % 32 + 32 * c) ^ ((i & 1) << 4)] = "
-            "(live ? "
-         << values << "[r][c] : 0.f);\n";
-    else if (swizzledB.contains(r.getResult()) && t.getCols() == Axis::key)
-      os << "        // stored as rkc::tile::swizzleB says\n"
-         << "        for (int c = 0; c < " << rowValueCount(t.getCols())
-         << "; ++c)\n"
-         << "          dst[rkc::tile::swizzleB(true, i, threadIdx.x % 32 + 32 "
-            "* c)] = (live ? "
-         << values << "[r][c] : 0.f);\n";
-    else if (swizzledB.contains(r.getResult()))
-      os << "        // stored as rkc::tile::swizzleB says\n"
-         << "        for (int c = 0; c < " << rowValueCount(t.getCols())
-         << "; ++c) {\n"
-         << "          const int64_t d = threadIdx.x % 32 + 32 * c;\n"
-         << "          if (d >= v0 && d < v0 + " << valueCols() << ")\n"
-         << "            dst[rkc::tile::swizzleB(true, i, d - v0)] = (live ? "
-         << values << "[r][c] : 0.f);\n"
-         << "        }\n";
-    else
-      os << rowStore(t.getCols(), values + "[r]", "live", "        ");
+            "every 32 floats traded\n";
+    else if (swizzledAsB)
+      os << "        // stored as rkc::tile::swizzleB says\n";
+    os << rowStore(t.getCols(), values + "[r]", "live", "        ",
+                   /*consecutive=*/false, [&](const std::string &col) {
+                     return swizzled ? "(" + col + ") ^ ((i & 1) << 4)"
+                            : swizzledAsB
+                                ? "rkc::tile::swizzleB(true, i, " + col + ")"
+                                : col;
+                   });
     os << "      }\n";
     return text;
   }
@@ -1658,19 +1651,22 @@ private:
        << workspaceAt(op) << ");\n";
     std::string at, here;
     int64_t count = rows * cols;
+    // Element `e` of the tile as it is stored.
+    auto stored = [&](const std::string &e, const std::string &rowLength) {
+      return t + "[" +
+             (swizzledB.contains(v)
+                  ? "rkc::tile::swizzledBAt(true, " + e + ", " + rowLength + ")"
+                  : e) +
+             "]";
+    };
     if (type.getCols() == Axis::value) {
       at = "w[(e / " + valueCols() + ") * DV + v0 + e % " + valueCols() + "]";
-      here = t + (swizzledB.contains(v)
-                      ? "[rkc::tile::swizzledBAt(true, e, " + valueCols() + ")]"
-                      : "[e]");
+      here = stored("e", valueCols());
     } else {
       int64_t first = lastRowOnly(op) ? (rows - 1) * cols : 0;
       count = lastRowOnly(op) ? cols : rows * cols;
       at = "w[e]";
-      here = swizzledB.contains(v) ? t + "[rkc::tile::swizzledBAt(true, " +
-                                         std::to_string(first) + " + e, " +
-                                         std::to_string(cols) + ")]"
-                                   : t + "[" + std::to_string(first) + " + e]";
+      here = stored(std::to_string(first) + " + e", std::to_string(cols));
     }
     // Raw input rows the scan stages from the input itself need no copy
     // there (rec.raw_input).

@@ -695,15 +695,18 @@ def run_tune(spec, shape, args, out):
     row = new_row("tune", spec, shape, args, label="rkc tune")
     if row["status"] != "ok":
         return row
+
+    def ended(status):
+        row["status"] = status
+        log(row)
+        return row
     out_folder = os.path.dirname(out)
     folder = os.path.splitext(out)[0] + ".tuning"
     db = os.path.join(folder, spec + ".jsonl")
     winners = os.path.join(folder, spec + ".winners.md")
     if os.path.abspath(db) in (os.path.abspath(w) for w in
                                args.compile_options.split()):
-        row["status"] = "error: the tune's database %s is in --compile-options" % db
-        log(row)
-        return row
+        return ended("error: the tune's database %s is in --compile-options" % db)
     os.makedirs(folder, exist_ok=True)
     for path in (db, winners):
         if os.path.exists(path):
@@ -727,28 +730,20 @@ def run_tune(spec, shape, args, out):
                 tail = (tail + [line.rstrip()])[-6:]
         returncode = tune.returncode
     except OSError as e:
-        row["status"] = "error: " + one_line(e)
-        log(row)
-        return row
+        return ended("error: " + one_line(e))
     wall = time.time() - start
     if returncode != 0:
-        row["status"] = "error: rkc tune exited with %d: %s" % (
-            returncode, (tail[-1] if tail else "")[:200])
-        log(row)
-        return row
+        return ended("error: rkc tune exited with %d: %s" % (
+            returncode, (tail[-1] if tail else "")[:200]))
     try:
         with open(db) as f:
             text = f.read()
     except OSError as e:   # not a verdict: a later --resume runs it again
-        row["status"] = "error: " + one_line(e)
-        log(row)
-        return row
+        return ended("error: " + one_line(e))
     try:
         summary = tune_summary(text)
     except ValueError as e:
-        row["status"] = "FAILED (%s)" % str(e)[:200]
-        log(row)
-        return row
+        return ended("FAILED (%s)" % str(e)[:200])
     w = summary["winner"]
     row["rkc"] = Timing.from_json({"n": w["reps"], "median": w["median"],
                                    "p20": w["p20"], "p80": w["p80"]})

@@ -43,9 +43,9 @@ LINEAR_SLACK = 1.15
 # `rkc tune` on one spec at one shape: within this wall time, and its winner
 # at least as fast as the default schedule.
 TUNE_SPEC, TUNE_SHAPE = "eda", (1, 8192, 32, 128)
+TUNE_LIMIT_S = 15 * 60
 # The specs whose decode rows have an fla kernel beside them.
 FLA_DECODE_SPECS = ("kda", "gdn")
-TUNE_LIMIT_S = 15 * 60
 
 
 class Timing:

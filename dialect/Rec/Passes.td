@@ -226,6 +226,11 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
            "memory, more registers); 0 none; -1 (default): where a token has "
            "one sub-step, the roles of two rows (every role if none reads "
            "more), else none">,
+    Option<"pairGrams", "pair-grams", "int64_t", "-1",
+           "Split kernels: 1 puts two independent Grams of the prep side by "
+           "side (the second, and the prep ops it needs, moved up to the "
+           "first), their tasks dealt to the warps at once with one barrier "
+           "after both; 0 leaves the order as planned; -1 (default): 0">,
     Option<"elementwiseQuads", "elementwise-quads", "int64_t", "-1",
            "Elementwise prep ops four elements at a time where their tiles "
            "allow: 1 on, 0 off, -1 (default): on unless a sub-step with a "

@@ -743,6 +743,13 @@ private:
       os << "    " << opComment(op) << "\n    // (" << where << ")\n";
       return;
     }
+    // (Not among computedElsewhere's: its operands are still a Gram's, as
+    // the swizzled rows' planning asks.)
+    if (gramAbove.contains(op)) {
+      os << "    " << opComment(op)
+         << "\n    // (computed with the Gram above)\n";
+      return;
+    }
     // A padded tile (pad-addend-rows) is stored by its product and added
     // by the products that fold its sums, which take its stride; an op
     // that would read it densely has no code here.
@@ -879,6 +886,31 @@ private:
     return text;
   }
 
+  /// The Grams rec-schedule put side by side (rec.gram_with_next on the
+  /// first, the second the next op of the prep): the first computes both
+  /// (rkc::tile::gramsTogether).
+  void planGramPairs(Block &body,
+                     llvm::function_ref<StringRef(Operation &)> phase) {
+    gramBelow.clear();
+    gramAbove.clear();
+    if (emitting != "prep")
+      return;
+    for (Operation &op : body) {
+      if (!op.hasAttr("rec.gram_with_next") || phase(op) != "prep")
+        continue;
+      auto second = dyn_cast_or_null<ChunkGramOp>(op.getNextNode());
+      if (!isa<ChunkGramOp>(op) || !second || phase(*second) != "prep" ||
+          op.hasAttr("rec.to_scan") || second->hasAttr("rec.to_scan")) {
+        unsupported = opComment(&op).substr(3) +
+                      "', marked rec.gram_with_next without a Gram of the "
+                      "prep after it";
+        return;
+      }
+      gramBelow[&op] = second;
+      gramAbove.insert(second);
+    }
+  }
+
   /// The prep kernel's key-side ops (and the workspace copies after them)
   /// one after another, each with what it reads and writes of shared
   /// memory: a closing barrier orders a step's accesses before the next
@@ -935,6 +967,8 @@ private:
       if (negFoldedIntoInverse.contains(&op) ||
           negFoldedIntoScaling.contains(&op))
         continue; // no code: its neighbour negates (planNegations)
+      if (gramAbove.contains(&op))
+        continue; // no code: the Gram above computes it (its accesses too)
       Step step;
       step.op = &op;
       // Products fence: one may compute a sum or a second product, whose
@@ -967,6 +1001,12 @@ private:
       if (auto rows = dyn_cast<ChunkRowsOp>(op))
         if (ChunkRowsOp next = rowsWithNext.lookup(rows))
           step.accesses.push_back(region(next.getResult(), /*write=*/true));
+      if (ChunkGramOp second = gramBelow.lookup(&op)) {
+        for (Value v : second->getOperands())
+          if (v.getDefiningOp() && prepOffsets.count(v))
+            step.accesses.push_back(region(v, /*write=*/false));
+        step.accesses.push_back(region(second.getResult(), /*write=*/true));
+      }
       steps.push_back(step);
       copyStep(op);
     }
@@ -1148,6 +1188,30 @@ private:
                ChunkDecayToEndOp>(op);
   }
 
+  /// A Gram's arguments in `rkc::tile::gram`'s order; `full`: every one
+  /// (a `GramArgs`), else the trailing swizzle and falling flags only where
+  /// they are not the defaults.
+  std::string gramArgs(ChunkGramOp g, bool full) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    std::string dl = g.getLhsDecay() ? tile(g.getLhsDecay()) : "nullptr";
+    std::string dr = g.getRhsDecay() ? tile(g.getRhsDecay()) : "nullptr";
+    int64_t dcols = g.getLhsDecay() ? ncols(g.getLhsDecay()) : 1;
+    os << tile(g.getLhs()) << ", " << rows(g.getLhs()) << ", "
+       << tile(g.getRhs()) << ", " << rows(g.getRhs()) << ", "
+       << ncols(g.getLhs()) << ", " << dl << ", " << dr << ", " << dcols << ", "
+       << (g.getMask() == MaskKind::strict ? "true" : "false") << ", "
+       << tile(g.getResult());
+    int bits = swizzledRows.contains(g.getLhs()) |
+               swizzledRows.contains(g.getRhs()) << 1;
+    std::string falling = fallingDecay(g);
+    if (full || bits || !falling.empty())
+      os << ", /*swizzled=*/" << bits;
+    if (full || !falling.empty())
+      os << ", " << (falling.empty() ? "false" : falling);
+    return text;
+  }
+
   /// The code of an op that prints some (emitChunkOp).
   void emitOpBody(Operation *op, llvm::raw_ostream &os) {
     // An op kept as computed also gets where: the workspace's copy.
@@ -1225,23 +1289,16 @@ private:
              << ");\n";
         })
         .Case([&](ChunkGramOp g) {
-          std::string dl = g.getLhsDecay() ? tile(g.getLhsDecay()) : "nullptr";
-          std::string dr = g.getRhsDecay() ? tile(g.getRhsDecay()) : "nullptr";
-          int64_t dcols = g.getLhsDecay() ? ncols(g.getLhsDecay()) : 1;
+          if (ChunkGramOp second = gramBelow.lookup(g)) {
+            // Both Grams as one step (rec-schedule's pair-grams).
+            os << "    rkc::tile::gramsTogether<TensorCores, "
+               << ncols(g.getLhs()) << ", " << ncols(second.getLhs())
+               << ">(\n        {" << gramArgs(g, /*full=*/true)
+               << "},\n        {" << gramArgs(second, /*full=*/true) << "});\n";
+            return;
+          }
           os << "    rkc::tile::gram<TensorCores, " << ncols(g.getLhs()) << ">("
-             << tile(g.getLhs()) << ", " << rows(g.getLhs()) << ", "
-             << tile(g.getRhs()) << ", " << rows(g.getRhs()) << ", "
-             << ncols(g.getLhs()) << ", " << dl << ", " << dr << ", " << dcols
-             << ", " << (g.getMask() == MaskKind::strict ? "true" : "false")
-             << ", " << result();
-          int bits = swizzledRows.contains(g.getLhs()) |
-                     swizzledRows.contains(g.getRhs()) << 1;
-          std::string falling = fallingDecay(g);
-          if (bits || !falling.empty())
-            os << ", /*swizzled=*/" << bits;
-          if (!falling.empty())
-            os << ", " << falling;
-          os << ");\n";
+             << gramArgs(g, /*full=*/false) << ");\n";
         })
         .Case([&](ChunkScaleColsOp sc) {
           Value scale = sc.getScale();
@@ -2479,6 +2536,7 @@ private:
       stateInRegisters = registerState;
     planBarriers(body, phase);
     planRowPairs(body, phase);
+    planGramPairs(body, phase);
     planPrepBarriers(body, phase);
     planSwizzledRows(body, phase);
     // The tiles this kernel computes or receives (not a product's whose sum
@@ -4298,6 +4356,10 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// Key-side prep ops, and prep ops' workspace copies, whose closing
   /// barrier is left out (planPrepBarriers).
   llvm::DenseSet<Operation *> prepOpUnfenced, prepCopyUnfenced;
+  // Grams computed together (planGramPairs): the first's second, and the
+  // seconds.
+  llvm::DenseMap<Operation *, ChunkGramOp> gramBelow;
+  llvm::DenseSet<Operation *> gramAbove;
   /// Negations folded into their neighbours (planNegations): inverses that
   /// store -T, column scalings by -c (the map gives c), and the negs
   /// themselves.

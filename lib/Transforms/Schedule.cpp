@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
 #include <functional>
@@ -128,6 +129,66 @@ void hoistPrepOps(Block &body, bool keepOrder) {
     if (after != op && after->getNextNode() != op)
       op->moveAfter(after);
     lastGathered[last] = op;
+  }
+}
+
+/// Puts independent key-side Grams of the prep side by side, two at a
+/// time: the later one, with the prep ops it needs that stand between the
+/// two, moves up to just after the earlier one, which is marked
+/// `rec.gram_with_next`. The emitter then deals both Grams' tasks to the
+/// warps at once, with one barrier after both: a Gram of a 32-token chunk
+/// has three live tasks (of four) for eight warps, so two side by side
+/// take the time of one. The second Gram's result may not take the place
+/// of an operand of the first (planOps keeps those alive through it).
+/// Grams the scan reads (rec.to_scan) are left where they are: their copy
+/// into the workspace follows each.
+void pairPrepGrams(Block &body, ArrayRef<Operation *> keySide) {
+  auto pairable = [](Operation *op) {
+    return isa<ChunkGramOp>(op) && !op->hasAttr("rec.to_scan");
+  };
+  for (Operation &op : body)
+    op.removeAttr("rec.gram_with_next");
+  llvm::DenseSet<Operation *> key(keySide.begin(), keySide.end()), paired;
+  for (Operation *first : keySide) {
+    if (!pairable(first) || paired.contains(first))
+      continue;
+    Operation *second = nullptr;
+    for (Operation *op = first->getNextNode(); op && !second;
+         op = op->getNextNode())
+      if (key.contains(op) && pairable(op) && !paired.contains(op))
+        second = op;
+    if (!second)
+      break;
+    // What the second needs of the ops between the two, in block order;
+    // none if it reads the first.
+    llvm::SetVector<Operation *> needed;
+    bool readsFirst = false;
+    std::function<void(Operation *)> need = [&](Operation *op) {
+      for (Value x : op->getOperands()) {
+        Operation *def = x.getDefiningOp();
+        if (!def || def->getBlock() != &body || def->isBeforeInBlock(first))
+          continue;
+        if (def == first) {
+          readsFirst = true;
+          return;
+        }
+        if (needed.insert(def))
+          need(def);
+      }
+    };
+    need(second);
+    if (readsFirst)
+      continue;
+    SmallVector<Operation *> moves = needed.takeVector();
+    llvm::sort(moves, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (Operation *op : moves)
+      op->moveBefore(first);
+    second->moveAfter(first);
+    first->setAttr("rec.gram_with_next", UnitAttr::get(first->getContext()));
+    paired.insert(first);
+    paired.insert(second);
   }
 }
 
@@ -387,6 +448,13 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                       index[operand] < loopBegin
                   ? ops.size() - 1
                   : i;
+    // A Gram computed together with the next op (pairPrepGrams) reads its
+    // operands while that one writes its result.
+    for (auto [i, op] : llvm::enumerate(ops))
+      if (op->hasAttr("rec.gram_with_next") && i + 1 < ops.size())
+        for (Value operand : op->getOperands())
+          if (lastUse.count(operand) && lastUse[operand] == i)
+            lastUse[operand] = i + 1;
     llvm::DenseMap<Value, Value> shiftedOf; // exclusive -> inclusive
     llvm::DenseSet<Value> toWorkspace;
     if (prepKernel)
@@ -588,8 +656,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   int64_t planChunkBody(ChunkedOp chunked, int64_t &prepFloats) {
     Block &body = chunked.getBody().front();
     // An order recorded by an earlier run is not this plan's.
-    for (Operation &op : body)
+    for (Operation &op : body) {
       op.removeAttr("rec.prep_order");
+      op.removeAttr("rec.gram_with_next");
+    }
     // The state slice's rows are 8 floats longer than the value tile where
     // only products (as their right operand), decay_state and sums read it:
     // the tensor-core fragment loads of S then meet no bank conflicts.
@@ -742,8 +812,17 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       SmallVector<bool> taken(roots.size(), false);
       prefixes(prefixes, order, taken);
     }
+    // With pair-grams, every order is planned with its Grams paired.
+    auto pair = [&] {
+      if (pairGrams != 1)
+        return;
+      collect();
+      pairPrepGrams(body, ArrayRef(prep).take_front(loopBegin));
+    };
+    pair();
+    collect();
     prepFloats = planPrep();
-    SmallVector<Operation *> best = written;
+    SmallVector<Operation *> best = all;
     // Prep blocks an SM as the launch bound asks for them (the SM's shared
     // memory one block's limit and its reserved 1 KB; the interpreter's
     // limit, INT64_MAX, clamped).
@@ -763,6 +842,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       for (Operation *op : written)
         op->moveBefore(&body, body.end());
       reorder();
+      pair();
       collect();
       int64_t floats = planPrep();
       if (i >= depthFirstBegin) {
@@ -777,6 +857,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     auto finalFloats = [&](ArrayRef<Operation *> order) {
       for (Operation *op : order)
         op->moveBefore(&body, body.end());
+      pair();
       collect();
       return choosePrepCols(planPrep);
     };
@@ -785,9 +866,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       best = depthFirstBest;
     for (Operation *op : best)
       op->moveBefore(&body, body.end());
+    pair(); // (marks this order's pairs: they stand side by side already)
     collect();
     prepFloats = choosePrepCols(planPrep);
-    bool moved = best != written;
+    bool moved = all != written;
     markHalf(chunked);
     // The scan stages what crosses in two buffers (this chunk's, and the
     // next chunk's arriving by cp.async while this one runs) when they fit
@@ -1102,6 +1184,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepBlocks) // named only when set
       extra.push_back(
           b.getNamedAttr("prep_blocks", b.getI64IntegerAttr(prepBlocks)));
+    if (pairGrams >= 0) // named only when not the default
+      extra.push_back(
+          b.getNamedAttr("pair_grams", b.getI64IntegerAttr(pairGrams)));
     if (elementwiseQuads >= 0) // named only when not the default
       extra.push_back(b.getNamedAttr("elementwise_quads",
                                      b.getI64IntegerAttr(elementwiseQuads)));
@@ -1166,6 +1251,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (elementwiseQuads < -1 || elementwiseQuads > 1)
       return fail("elementwise-quads (" + Twine(elementwiseQuads) +
                   ") must be -1, 0 or 1");
+    if (pairGrams < -1 || pairGrams > 1)
+      return fail("pair-grams (" + Twine(pairGrams) + ") must be -1, 0 or 1");
     if (decodeQuads < -1 || decodeQuads > 1)
       return fail("decode-quads (" + Twine(decodeQuads) +
                   ") must be -1, 0 or 1");

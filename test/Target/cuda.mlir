@@ -17,6 +17,8 @@
 // RUN: not rkc compile %rkc_src/examples/specs/qed.mlir -o %t.raw2 --no-fatbin --decode-raw-rows 9 2>&1 | FileCheck %s --check-prefix=BADRAW
 // RUN: rkc compile %rkc_src/examples/specs/qed.mlir -o %t.quads --no-fatbin --elementwise-quads 1 | FileCheck %s --check-prefix=QUADSLOG
 // RUN: FileCheck %s --check-prefix=QUADS --input-file=%t.quads/qed.cu
+// RUN: rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.pair --no-fatbin --pair-grams 1 | FileCheck %s --check-prefix=PAIRLOG
+// RUN: FileCheck %s --check-prefix=PAIR --input-file=%t.pair/gdn.cu
 // RUN: rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --split-scan 0 --no-fatbin --dk 64 --dv 64 --decode-blocks 0 | FileCheck %s --check-prefix=DBLOG
 // RUN: FileCheck %s --check-prefix=DELTANET --input-file=%t/deltanet.cu
 // RUN: not rkc compile %rkc_src/examples/specs/deltanet.mlir -o %t --no-fatbin --threads 512 --decode-blocks 5 2>&1 | FileCheck %s --check-prefix=BADBLOCKS
@@ -243,6 +245,15 @@
 // QUADSLOG: decode-quads=auto elementwise-quads=1 products=bf16
 // QUADS: #ifndef RKC_ELEMENTWISE_QUADS // elementwise ops four elements at a time: --elementwise-quads
 // QUADS-NEXT: #define RKC_ELEMENTWISE_QUADS 1
+// --pair-grams 1: the prep's two Grams as one step, every argument of
+// each spelled out, the second's op left with a note.
+// PAIRLOG: pair-grams=1
+// PAIR: rec.chunk.gram %[[Q:[0-9]+]], %[[K:[0-9]+]] {{.*}}rec.gram_with_next
+// PAIR: rkc::tile::gramsTogether<TensorCores, 128, 128>(
+// PAIR-NEXT: {tile[[Q]], {32, 1, 1, {0}}, tile[[K]], {32, 1, 1, {0}}, 128, {{.*}}, false, tile{{[0-9]+}}, /*swizzled=*/{{[0-3]}}, false},
+// PAIR-NEXT: {tile[[K]], {32, 1, 1, {0}}, tile[[K]], {32, 1, 1, {0}}, 128, {{.*}}, true, tile{{[0-9]+}}, /*swizzled=*/{{[0-3]}}, false});
+// PAIR: rec.chunk.gram %[[K]], %[[K]]
+// PAIR-NEXT: // (computed with the Gram above)
 // GDN's gate is a scalar: Gram products weigh a pair of rows by one exp
 // (one decay column), and the decode kernel's decayed read vector
 // multiplies by a scalar.

@@ -29,6 +29,9 @@
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="prep-blocks=5" 2>&1 | FileCheck %s --check-prefix=PREPBLOCKSBAD
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="elementwise-quads=0" | FileCheck %s --check-prefix=EQUADS
 // RUN: not rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="elementwise-quads=2" 2>&1 | FileCheck %s --check-prefix=EQUADSBAD
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128 pair-grams=1" | FileCheck %s --check-prefix=PAIRED
+// RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="dk=128 dv=128" | FileCheck %s --check-prefix=UNPAIRED
+// RUN: not rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="pair-grams=2" 2>&1 | FileCheck %s --check-prefix=PAIREDBAD
 // RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="pad-addend-rows=1" | FileCheck %s --check-prefix=PADDED
 // RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule | FileCheck %s --check-prefix=PADDED
 // RUN: rkc-opt %rkc_src/examples/specs/gdn.mlir --rec-lower-chunked=chunk-size=32 --rec-split-scan --rec-schedule="pad-addend-rows=0" | FileCheck %s --check-prefix=DENSE
@@ -169,6 +172,18 @@
 // EQUADS: rec.schedule = {{{.*}}elementwise_quads = 0 : i64
 // PREPBLOCKS0-NOT: elementwise_quads
 // EQUADSBAD: rec-schedule: elementwise-quads (2) must be -1, 0 or 1
+
+// pair-grams=1: GDN's two Grams (the output's, of the query and key rows,
+// and the erase Gram of the key rows) side by side in the prep, the query
+// rows loaded before the first; the first marked to compute both. Without
+// it, nothing is marked.
+// PAIRED: pair_grams = 1
+// PAIRED: %[[Q:.*]] = rec.chunk.rows query
+// PAIRED: rec.chunk.gram %[[Q]], %[[K:[0-9]+]] {{.*}}{rec.gram_with_next, rec.phase = "prep"
+// PAIRED-NEXT: rec.chunk.gram %[[K]], %[[K]] {{.*}}{rec.phase = "prep"
+// PAIRED-NOT: rec.gram_with_next
+// UNPAIRED-NOT: rec.gram_with_next
+// PAIREDBAD: rec-schedule: pair-grams (2) must be -1, 0 or 1
 
 // pad-addend-rows: the split scan's Q S (a product of S that only sums
 // read, those sums read by sums and the output alone) and the sums of it

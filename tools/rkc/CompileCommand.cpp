@@ -159,6 +159,12 @@ cl::opt<int64_t> elementwiseQuads(
              "(default): 1 unless a sub-step with a per-channel gate reads "
              "the state before its decay"),
     cl::cat(compileCategory));
+cl::opt<int64_t> pairGrams(
+    "pair-grams", cl::sub(compileCommand), cl::init(-1),
+    cl::desc("Split kernels: 1 computes two independent Grams of the prep "
+             "kernel together (their tasks dealt to the warps at once, one "
+             "barrier after both); 0: one after the other; -1 (default): 0"),
+    cl::cat(compileCategory));
 cl::opt<int64_t> padAddendRows(
     "pad-addend-rows", cl::sub(compileCommand), cl::init(1),
     cl::desc("Split kernels: 1 gives a float32 scan tile that a product "
@@ -294,6 +300,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.decodeQuads = request.decodeQuads;
   schedule.decodeRawRows = request.decodeRawRows;
   schedule.elementwiseQuads = request.elementwiseQuads;
+  schedule.pairGrams = request.pairGrams;
   schedule.padAddendRows = request.padAddendRows;
   schedule.prepBlocks = request.prepBlocks;
   schedule.scanSegments = request.scanSegments;
@@ -497,6 +504,9 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
               : "")
       << (request.elementwiseQuads >= 0
               ? " elementwise-quads=" + std::to_string(request.elementwiseQuads)
+              : "")
+      << (request.pairGrams >= 0
+              ? " pair-grams=" + std::to_string(request.pairGrams)
               : "")
       << (request.padAddendRows ? "" : " pad-addend-rows=0")
       << " products=" << request.products << "\n  shared    prefill "
@@ -840,6 +850,7 @@ int runCompile() {
   request.decodeQuads = decodeQuads;
   request.decodeRawRows = decodeRawRows;
   request.elementwiseQuads = elementwiseQuads;
+  request.pairGrams = pairGrams;
   request.padAddendRows = padAddendRows;
   request.prepBlocks = prepBlocks;
   request.scanSegments = scanSegments;

@@ -49,6 +49,9 @@ struct CompileRequest {
   // Elementwise prep ops four elements at a time: 1 on, 0 off, -1 where
   // every gate is a scalar. Not a knob of `rkc tune` (yet).
   int64_t elementwiseQuads = -1;
+  // Split kernels: 1 computes two independent Grams of the prep together
+  // (rec-schedule's pair-grams), 0 not, -1 the default rule.
+  int64_t pairGrams = -1;
   // Split kernels: 1 pads the rows of a scan product's float32 tile that
   // only sums read (rec-schedule's pad-addend-rows). Not a knob of `rkc
   // tune` (yet).

@@ -508,146 +508,183 @@ template <typename T>
 __device__ inline void putPair(T *out, int ld, int i, int j, float x0,
                                float x1);
 
-/// `gram` on tensor cores, one warp per (16 rows, up to 32 columns). With
-/// per-channel decay the weight exp(Dl[ri] - Dr[rj]) is factored through a
-/// reference X = Dl[first row of the block] into exp(Dl[ri] - X) on the left
-/// operand and exp(X - Dr[rj]) on the right one: with log-decays that do not
-/// increase along the chunk, the left exponent is never positive, nor is the
-/// right one for the columns before the block; only columns inside the block
-/// can grow, so the block's largest exponent is checked, and a block past
-/// kMaxFactoredExponent is computed pair by pair (exact, slower). Where the
-/// caller knows the sums fall (`falling`: every gate at most 0), two rows
-/// bound that exponent (X - Dr[last row]) and the search runs only when the
-/// bound is past the limit.
+/// One task of `gram` on tensor cores: a warp's (16 rows, up to 32 columns)
+/// of the plan. With per-channel decay the weight exp(Dl[ri] - Dr[rj]) is
+/// factored through a reference X = Dl[first row of the block] into exp(Dl[ri]
+/// - X) on the left operand and exp(X - Dr[rj]) on the right one: with
+/// log-decays that do not increase along the chunk, the left exponent is never
+/// positive, nor is the right one for the columns before the block; only
+/// columns inside the block can grow, so the block's largest exponent is
+/// checked, and a block past kMaxFactoredExponent is computed pair by pair
+/// (exact, slower). Where the caller knows the sums fall (`falling`: every gate
+/// at most 0), two rows bound that exponent (X - Dr[last row]) and the search
+/// runs only when the bound is past the limit.
+template <int Inner>
+__device__ inline void gramTask(const ProductPlan &plan, int task,
+                                const float *l, Rows lRows, const float *r,
+                                Rows rRows, int inner, const float *dl,
+                                const float *dr, int decayCols, bool strict,
+                                float *out, int swizzled, bool falling) {
+  if (Inner)
+    inner = Inner;
+  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  const int R = rRows.count;
+  const bool channel = dl && decayCols > 1;
+  const int i0 = (task / plan.groups) * 16,
+            j0 = (task % plan.groups) * plan.width;
+  const int jEnd = min(j0 + plan.width, R);
+  const int firstRow = lRows.real(i0), lastRow = lRows.real(i0 + 15);
+  // Columns past the last unmasked one are zero: a block of them is a
+  // store.
+  if (!(strict ? rRows.real(j0) < lastRow : rRows.real(j0) <= lastRow)) {
+    for (int e = lane; e < 16 * (jEnd - j0); e += 32)
+      out[(i0 + e / (jEnd - j0)) * R + j0 + e % (jEnd - j0)] = 0.f;
+    return;
+  }
+  auto live = [&](int jb) {
+    const int rj = rRows.real(jb);
+    return strict ? rj < lastRow : rj <= lastRow;
+  };
+  const float *X = channel ? dl + firstRow * decayCols : nullptr;
+  bool exact = false, channelChecked = false;
+  if (channel && falling && lRows.ascending()) {
+    // Sums that never rise bound every exponent by X - Dr[lastRow]: the
+    // left ones Dl[ri] - X are at most 0 (ri >= firstRow), the right
+    // ones X - Dr[rj] grow with rj, which is at most lastRow for a live
+    // column. Within the limit the factored form is safe; past it the
+    // exact exponents below decide, as without the bound.
+    float bound = -3.4e38f;
+#pragma unroll
+    for (int d = lane; d < inner; d += 32)
+      bound = fmaxf(bound, X[d] - dr[lastRow * decayCols + d]);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      bound = fmaxf(bound, __shfl_xor_sync(0xffffffffu, bound, offset));
+    channelChecked = bound <= kMaxFactoredExponent;
+  }
+  if (channel && !channelChecked) {
+    // Both factors' largest exponents (the left one only grows if a gate
+    // is positive).
+    // (Unrolled: the loads are independent, only the maxima chain.)
+    float worst = -3.4e38f;
+#pragma unroll 4
+    for (int i = i0; i < i0 + 16; ++i) {
+      const float *a = dl + lRows.real(i) * decayCols;
+#pragma unroll
+      for (int d = lane; d < inner; d += 32)
+        worst = fmaxf(worst, a[d] - X[d]);
+    }
+    int liveColumns = 0; // a prefix (the mask is causal)
+    while (j0 + liveColumns < jEnd && live(j0 + liveColumns))
+      ++liveColumns;
+#pragma unroll 4
+    for (int j = j0; j < j0 + liveColumns; ++j) {
+      const float *b = dr + rRows.real(j) * decayCols;
+#pragma unroll
+      for (int d = lane; d < inner; d += 32)
+        worst = fmaxf(worst, X[d] - b[d]);
+    }
+    for (int offset = 16; offset > 0; offset >>= 1)
+      worst = fmaxf(worst, __shfl_xor_sync(0xffffffffu, worst, offset));
+    exact = worst > kMaxFactoredExponent;
+  }
+  if (exact) {
+    // Pair by pair.
+    for (int e = lane; e < 16 * (jEnd - j0); e += 32) {
+      const int i = i0 + e / (jEnd - j0), j = j0 + e % (jEnd - j0);
+      const int ri = lRows.real(i), rj = rRows.real(j);
+      out[i * R + j] =
+          (strict ? rj < ri : rj <= ri)
+              ? gramPair(l, r, inner, dl, dr, decayCols, i, j, ri, rj, swizzled)
+              : 0.f;
+    }
+    return;
+  }
+  // The live column blocks are a prefix (the mask is causal).
+  int liveBlocks = 0;
+  while (liveBlocks < 4 && j0 + liveBlocks * 8 < jEnd &&
+         live(j0 + liveBlocks * 8))
+    ++liveBlocks;
+  float acc[4][4] = {};
+  switch (liveBlocks) {
+  case 4:
+    gramBlock<4, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
+                        i0, j0, swizzled);
+    break;
+  case 3:
+    gramBlock<3, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
+                        i0, j0, swizzled);
+    break;
+  case 2:
+    gramBlock<2, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
+                        i0, j0, swizzled);
+    break;
+  default:
+    gramBlock<1, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
+                        i0, j0, swizzled);
+  }
+#pragma unroll
+  for (int nb = 0; nb < 4; ++nb) {
+    const int jb = j0 + nb * 8;
+    if (jb >= jEnd)
+      return;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // A lane's two adjacent columns of row i: one 8-byte store where
+      // the rows' stride allows (putPair; half the store wavefronts of
+      // two).
+      const int i = i0 + g + h * 8, ri = lRows.real(i);
+      float x[2];
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int rj = rRows.real(jb + 2 * c + k);
+        x[k] = 0.f;
+        if (live(jb) && (strict ? rj < ri : rj <= ri)) {
+          x[k] = acc[nb][2 * h + k];
+          if (dl && !channel)
+            x[k] *= __expf(dl[ri] - dr[rj]);
+        }
+      }
+      putPair(out, R, i, jb + 2 * c, x[0], x[1]);
+    }
+  }
+}
+
+/// `gram` on tensor cores: the plan's tasks dealt to the warps in turn.
 template <int Inner>
 __device__ inline void
 gramTensorCores(const float *l, Rows lRows, const float *r, Rows rRows,
                 int inner, const float *dl, const float *dr, int decayCols,
                 bool strict, float *out, int swizzled, bool falling) {
+  const ProductPlan plan(lRows.count / 16, rRows.count, kGramWidth);
+  for (int task = threadIdx.x / 32; task < plan.tasks;
+       task += kBlockThreads / 32)
+    gramTask<Inner>(plan, task, l, lRows, r, rRows, inner, dl, dr, decayCols,
+                    strict, out, swizzled, falling);
+}
+
+/// `gram` without its closing barrier.
+template <bool TensorCores, int Inner = 0>
+__device__ inline void gramUnfenced(const float *l, Rows lRows, const float *r,
+                                    Rows rRows, int inner, const float *dl,
+                                    const float *dr, int decayCols, bool strict,
+                                    float *out, int swizzled, bool falling) {
   if (Inner)
     inner = Inner;
-  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-  const int R = rRows.count;
-  const ProductPlan plan(lRows.count / 16, R, kGramWidth);
-  const bool channel = dl && decayCols > 1;
-  for (int task = threadIdx.x / 32; task < plan.tasks;
-       task += kBlockThreads / 32) {
-    const int i0 = (task / plan.groups) * 16,
-              j0 = (task % plan.groups) * plan.width;
-    const int jEnd = min(j0 + plan.width, R);
-    const int firstRow = lRows.real(i0), lastRow = lRows.real(i0 + 15);
-    // Columns past the last unmasked one are zero: a block of them is a
-    // store.
-    if (!(strict ? rRows.real(j0) < lastRow : rRows.real(j0) <= lastRow)) {
-      for (int e = lane; e < 16 * (jEnd - j0); e += 32)
-          out[(i0 + e / (jEnd - j0)) * R + j0 + e % (jEnd - j0)] = 0.f;
-      continue;
-    }
-    auto live = [&](int jb) {
-      const int rj = rRows.real(jb);
-      return strict ? rj < lastRow : rj <= lastRow;
-    };
-    const float *X = channel ? dl + firstRow * decayCols : nullptr;
-    bool exact = false, channelChecked = false;
-    if (channel && falling && lRows.ascending()) {
-      // Sums that never rise bound every exponent by X - Dr[lastRow]: the
-      // left ones Dl[ri] - X are at most 0 (ri >= firstRow), the right
-      // ones X - Dr[rj] grow with rj, which is at most lastRow for a live
-      // column. Within the limit the factored form is safe; past it the
-      // exact exponents below decide, as without the bound.
-      float bound = -3.4e38f;
-#pragma unroll
-      for (int d = lane; d < inner; d += 32)
-        bound = fmaxf(bound, X[d] - dr[lastRow * decayCols + d]);
-      for (int offset = 16; offset > 0; offset >>= 1)
-        bound = fmaxf(bound, __shfl_xor_sync(0xffffffffu, bound, offset));
-      channelChecked = bound <= kMaxFactoredExponent;
-    }
-    if (channel && !channelChecked) {
-      // Both factors' largest exponents (the left one only grows if a gate
-      // is positive).
-      // (Unrolled: the loads are independent, only the maxima chain.)
-      float worst = -3.4e38f;
+  if (TensorCores && lRows.count % 16 == 0 && rRows.count % 8 == 0 &&
+      inner % 8 == 0) {
+    gramTensorCores<Inner>(l, lRows, r, rRows, inner, dl, dr, decayCols, strict,
+                           out, swizzled, falling);
+    return;
+  }
+  int n = lRows.count * rRows.count;
 #pragma unroll 4
-      for (int i = i0; i < i0 + 16; ++i) {
-        const float *a = dl + lRows.real(i) * decayCols;
-#pragma unroll
-        for (int d = lane; d < inner; d += 32)
-          worst = fmaxf(worst, a[d] - X[d]);
-      }
-      int liveColumns = 0; // a prefix (the mask is causal)
-      while (j0 + liveColumns < jEnd && live(j0 + liveColumns))
-        ++liveColumns;
-#pragma unroll 4
-      for (int j = j0; j < j0 + liveColumns; ++j) {
-        const float *b = dr + rRows.real(j) * decayCols;
-#pragma unroll
-        for (int d = lane; d < inner; d += 32)
-          worst = fmaxf(worst, X[d] - b[d]);
-      }
-      for (int offset = 16; offset > 0; offset >>= 1)
-        worst = fmaxf(worst, __shfl_xor_sync(0xffffffffu, worst, offset));
-      exact = worst > kMaxFactoredExponent;
-    }
-    if (exact) {
-      // Pair by pair.
-      for (int e = lane; e < 16 * (jEnd - j0); e += 32) {
-        const int i = i0 + e / (jEnd - j0), j = j0 + e % (jEnd - j0);
-        const int ri = lRows.real(i), rj = rRows.real(j);
-        out[i * R + j] = (strict ? rj < ri : rj <= ri)
-                             ? gramPair(l, r, inner, dl, dr, decayCols, i, j,
-                                        ri, rj, swizzled)
-                             : 0.f;
-      }
-      continue;
-    }
-    // The live column blocks are a prefix (the mask is causal).
-    int liveBlocks = 0;
-    while (liveBlocks < 4 && j0 + liveBlocks * 8 < jEnd && live(j0 + liveBlocks * 8))
-      ++liveBlocks;
-    float acc[4][4] = {};
-    switch (liveBlocks) {
-    case 4:
-      gramBlock<4, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
-                          i0, j0, swizzled);
-      break;
-    case 3:
-      gramBlock<3, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
-                          i0, j0, swizzled);
-      break;
-    case 2:
-      gramBlock<2, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
-                          i0, j0, swizzled);
-      break;
-    default:
-      gramBlock<1, Inner>(acc, l, lRows, r, rRows, inner, dl, dr, decayCols, X,
-                          i0, j0, swizzled);
-    }
-#pragma unroll
-    for (int nb = 0; nb < 4; ++nb) {
-      const int jb = j0 + nb * 8;
-      if (jb >= jEnd)
-        continue;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        // A lane's two adjacent columns of row i: one 8-byte store where
-        // the rows' stride allows (putPair; half the store wavefronts of
-        // two).
-        const int i = i0 + g + h * 8, ri = lRows.real(i);
-        float x[2];
-#pragma unroll
-        for (int k = 0; k < 2; ++k) {
-          const int rj = rRows.real(jb + 2 * c + k);
-          x[k] = 0.f;
-          if (live(jb) && (strict ? rj < ri : rj <= ri)) {
-            x[k] = acc[nb][2 * h + k];
-            if (dl && !channel)
-              x[k] *= __expf(dl[ri] - dr[rj]);
-          }
-        }
-        putPair(out, R, i, jb + 2 * c, x[0], x[1]);
-      }
-    }
+  for (int e = threadIdx.x; e < n; e += kBlockThreads) {
+    int i = e / rRows.count, j = e % rRows.count;
+    int ri = lRows.real(i), rj = rRows.real(j);
+    out[e] =
+        (strict ? rj < ri : rj <= ri)
+            ? gramPair(l, r, inner, dl, dr, decayCols, i, j, ri, rj, swizzled)
+            : 0.f;
   }
 }
 
@@ -665,24 +702,60 @@ __device__ inline void
 gram(const float *l, Rows lRows, const float *r, Rows rRows, int inner,
      const float *dl, const float *dr, int decayCols, bool strict, float *out,
      int swizzled = 0, bool falling = false) {
-  if (Inner)
-    inner = Inner;
-  if (TensorCores && lRows.count % 16 == 0 && rRows.count % 8 == 0 &&
-      inner % 8 == 0) {
-    gramTensorCores<Inner>(l, lRows, r, rRows, inner, dl, dr, decayCols, strict,
-                           out, swizzled, falling);
-    __syncthreads();
-    return;
-  }
-  int n = lRows.count * rRows.count;
-#pragma unroll 4
-  for (int e = threadIdx.x; e < n; e += kBlockThreads) {
-    int i = e / rRows.count, j = e % rRows.count;
-    int ri = lRows.real(i), rj = rRows.real(j);
-    out[e] =
-        (strict ? rj < ri : rj <= ri)
-            ? gramPair(l, r, inner, dl, dr, decayCols, i, j, ri, rj, swizzled)
-            : 0.f;
+  gramUnfenced<TensorCores, Inner>(l, lRows, r, rRows, inner, dl, dr, decayCols,
+                                   strict, out, swizzled, falling);
+  __syncthreads();
+}
+
+/// A Gram's operands and result, in `gram`'s order (for `gramsTogether`).
+struct GramArgs {
+  const float *l;
+  Rows lRows;
+  const float *r;
+  Rows rRows;
+  int inner;
+  const float *dl, *dr;
+  int decayCols;
+  bool strict;
+  float *out;
+  int swizzled;
+  bool falling;
+};
+
+/// Two Grams that read nothing the other writes, as one step: on tensor
+/// cores the second's tasks follow the first's in the warps' turn, in
+/// reverse (a Gram's live tasks are its later rows' blocks: reversed, they
+/// meet the first Gram's early ones, whose blocks are masked or short), and
+/// one barrier closes both. A 32-token chunk's Gram has three live tasks of
+/// four for eight warps: two together take about the time of one.
+template <bool TensorCores, int InnerA = 0, int InnerB = 0>
+__device__ inline void gramsTogether(const GramArgs &a, const GramArgs &b) {
+  auto onTensorCores = [](const GramArgs &g, int inner) {
+    return TensorCores && g.lRows.count % 16 == 0 && g.rRows.count % 8 == 0 &&
+           inner % 8 == 0;
+  };
+  const int innerA = InnerA ? InnerA : a.inner,
+            innerB = InnerB ? InnerB : b.inner;
+  if (onTensorCores(a, innerA) && onTensorCores(b, innerB)) {
+    const ProductPlan planA(a.lRows.count / 16, a.rRows.count, kGramWidth),
+        planB(b.lRows.count / 16, b.rRows.count, kGramWidth);
+    const int tasks = planA.tasks + planB.tasks;
+    for (int task = threadIdx.x / 32; task < tasks; task += kBlockThreads / 32)
+      if (task < planA.tasks)
+        gramTask<InnerA>(planA, task, a.l, a.lRows, a.r, a.rRows, innerA, a.dl,
+                         a.dr, a.decayCols, a.strict, a.out, a.swizzled,
+                         a.falling);
+      else
+        gramTask<InnerB>(planB, tasks - 1 - task, b.l, b.lRows, b.r, b.rRows,
+                         innerB, b.dl, b.dr, b.decayCols, b.strict, b.out,
+                         b.swizzled, b.falling);
+  } else {
+    gramUnfenced<TensorCores, InnerA>(a.l, a.lRows, a.r, a.rRows, innerA, a.dl,
+                                      a.dr, a.decayCols, a.strict, a.out,
+                                      a.swizzled, a.falling);
+    gramUnfenced<TensorCores, InnerB>(b.l, b.lRows, b.r, b.rRows, innerB, b.dl,
+                                      b.dr, b.decayCols, b.strict, b.out,
+                                      b.swizzled, b.falling);
   }
   __syncthreads();
 }

@@ -970,6 +970,10 @@ def main():
                              "binary, versions, GPU, compile options, seed and "
                              "times): its measured rows are taken as they are "
                              "and only the rest are measured")
+    parser.add_argument("--require-gpu", metavar="TEXT",
+                        help="exit (status 3) before any work unless the "
+                             "GPU's name contains TEXT, e.g. H200: the "
+                             "targets are one card's")
     parser.add_argument("--warm-fla", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -993,6 +997,10 @@ def main():
             parser.error("--resume: %s" % e)
     if not torch.cuda.is_available():
         sys.exit("benchmark.py: no CUDA device")
+    if args.require_gpu and args.require_gpu not in torch.cuda.get_device_name():
+        print("benchmark.py: the GPU is %s, not %s (--require-gpu): nothing run"
+              % (torch.cuda.get_device_name(), args.require_gpu), file=sys.stderr)
+        sys.exit(3)
     fla_root = fla_path(args.fla)
     python_dir = os.path.join(ROOT, "python")
     sys.path.insert(0, python_dir)

@@ -527,25 +527,126 @@ TEST(HalfWorkspace, OnlyTheSplitChunkedForm) {
                                           "backend's split form"));
 }
 
-// The prep kernel's shared-memory plan (rec-schedule's rec.prep_smem_offset),
-// checked from the attributes alone: no two tiles share a float while both
-// live. A tile lives from its op to its last reader in the prep's order (the
-// key-side ops, then the value-side ones, which run again for every value
-// tile: a key-side tile they read lives to the end); an elementwise op may
-// write its result over the operand it reads last, element for element (a
-// sum either addend; neg, scale_rows, decay_rows and decay_to_end their
-// first operand); a product stored straight into the workspace
-// (rec.to_workspace) has no place; an exclusive sum viewed in an inclusive
-// one (rec.shifted_view) is that tile, a row before it, which then lives as
-// long as either; a Gram computed with the next op (rec.gram_with_next)
-// reads its operands while that one writes. Every example spec, chunks of
-// 16, 32 and 64, with and without pair-grams; the GPU's check.py is what
-// finds a plan wrong by its outputs, this finds it without a GPU.
-TEST(PrepPlan, NoTwoLiveTilesShareAFloat) {
+// rec-schedule's shared-memory plans, checked from the attributes alone: no
+// two tiles share a float while both live. A tile lives from its op to its
+// last reader in the kernel's order (in the prep, the key-side ops, then the
+// value-side ones, which run again for every value tile: a key-side tile
+// they read lives to the end); an elementwise op may write its result over
+// the operand it reads last, element for element (a sum either addend; neg,
+// scale_rows, decay_rows and decay_to_end their first operand); a product
+// stored straight into the workspace (rec.to_workspace) has no place; an
+// exclusive sum viewed in an inclusive one (rec.shifted_view) is that tile,
+// a row before it, which then lives as long as either; a Gram computed with
+// the next op (rec.gram_with_next) reads its operands while that one
+// writes; a tile with padded rows (rec.smem_stride) takes its rows at that
+// stride. The GPU's check.py finds a wrong plan by its outputs; this finds
+// it without a GPU.
+
+/// The overlaps of a plan of `ops` (their places `attr`, value tiles
+/// `extents.dv` columns wide; ops from `loopBegin` on run again for every
+/// value tile; `reads` says which ops' operands count as read), one line
+/// each.
+std::vector<std::string>
+planOverlaps(llvm::ArrayRef<mlir::Operation *> ops, size_t loopBegin,
+             llvm::function_ref<bool(mlir::Operation *)> reads,
+             llvm::StringRef attr, const rec::TileExtents &extents) {
+  llvm::DenseMap<mlir::Value, size_t> def, last;
+  for (auto [i, op] : llvm::enumerate(ops))
+    for (mlir::Value r : op->getResults())
+      def[r] = last[r] = i;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    if (!reads(op))
+      continue;
+    for (mlir::Value x : op->getOperands()) {
+      if (!def.count(x))
+        continue;
+      size_t use = i >= loopBegin && def[x] < loopBegin ? ops.size() - 1 : i;
+      if (op->hasAttr("rec.gram_with_next"))
+        use = std::max(use, i + 1);
+      last[x] = std::max(last[x], use);
+    }
+  }
+  struct Tile {
+    mlir::Value value;
+    int64_t begin, end;
+  };
+  std::vector<std::string> found;
+  llvm::SmallVector<Tile> tiles;
+  for (mlir::Operation *op : ops) {
+    if (op->getNumResults() != 1 || op->hasAttr("rec.to_workspace"))
+      continue;
+    mlir::Value r = op->getResult(0);
+    auto type = llvm::cast<rec::TileType>(r.getType());
+    auto at = op->getAttrOfType<mlir::IntegerAttr>(attr);
+    if (!at) {
+      found.push_back("an op without " + attr.str());
+      continue;
+    }
+    if (op->hasAttr("rec.shifted_view")) {
+      // The inclusive sum lives as long as its exclusive view.
+      auto excl = llvm::cast<rec::ChunkCumsumOp>(op);
+      for (mlir::Operation *other : ops) {
+        auto incl = llvm::dyn_cast<rec::ChunkCumsumOp>(other);
+        if (!incl || !incl->hasAttr("rec.zero_row_before") ||
+            incl.getGate() != excl.getGate())
+          continue;
+        if (at.getInt() !=
+            incl->getAttrOfType<mlir::IntegerAttr>(attr).getInt() -
+                extents.cols(type))
+          found.push_back("a shifted view not a row before its sum");
+        last[incl.getResult()] = std::max(last[incl.getResult()], last[r]);
+      }
+      continue;
+    }
+    int64_t before =
+        op->hasAttr("rec.zero_row_before") ? extents.cols(type) : 0;
+    auto stride = op->getAttrOfType<mlir::IntegerAttr>("rec.smem_stride");
+    int64_t size =
+        stride ? extents.rows(type) * stride.getInt() : extents.elements(type);
+    tiles.push_back({r, at.getInt() - before, at.getInt() + size});
+  }
+  auto mapped = [](mlir::Operation *op) {
+    if (llvm::isa<rec::ChunkAddOp>(op))
+      return llvm::to_vector(op->getOperands());
+    if (llvm::isa<rec::ChunkNegOp, rec::ChunkScaleRowsOp, rec::ChunkDecayRowsOp,
+                  rec::ChunkDecayToEndOp>(op))
+      return llvm::SmallVector<mlir::Value>{op->getOperand(0)};
+    return llvm::SmallVector<mlir::Value>{};
+  };
+  for (size_t a = 0; a < tiles.size(); ++a)
+    for (size_t b = a + 1; b < tiles.size(); ++b) {
+      const Tile &x = tiles[a], &y = tiles[b];
+      if (x.end <= y.begin || y.end <= x.begin)
+        continue;
+      if (last[x.value] < def[y.value] || last[y.value] < def[x.value])
+        continue;
+      // In place: y's op reads x last, element for element, at x's offset.
+      mlir::Operation *writer = y.value.getDefiningOp();
+      if (reads(writer) && last[x.value] == def[y.value] &&
+          x.begin == y.begin && llvm::is_contained(mapped(writer), x.value))
+        continue;
+      found.push_back(
+          "floats [" + std::to_string(x.begin) + ", " + std::to_string(x.end) +
+          ") and [" + std::to_string(y.begin) + ", " + std::to_string(y.end) +
+          ") of two live tiles (ops " + std::to_string(def[x.value]) + ".." +
+          std::to_string(last[x.value]) + " and " +
+          std::to_string(def[y.value]) + ".." + std::to_string(last[y.value]) +
+          ")");
+    }
+  return found;
+}
+
+/// Every example spec lowered with chunks of 16, 32 and 64, split or not,
+/// with pair-grams 0 and 1 where split, scheduled at dk = dv = 128; `check`
+/// gets each chunked op whose plan fits (what the pipeline refuses is not
+/// a plan). Returns how many it got.
+int forEachPlan(llvm::function_ref<void(const std::string &, rec::ChunkedOp,
+                                        mlir::DictionaryAttr)>
+                    check) {
   int plans = 0;
   for (const char *name : kAllSpecs)
     for (int64_t chunkSize : {16, 32, 64})
-      for (int64_t pairGrams : {0, 1}) {
+      for (int64_t variant : {0, 1, 2}) { // one kernel; split; split, paired
         LoadedSpec spec(name);
         mlir::MLIRContext *context = spec.op().getContext();
         mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -554,13 +655,12 @@ TEST(PrepPlan, NoTwoLiveTilesShareAFloat) {
         mlir::PassManager pm(context);
         rec::LoweringOptions lowering;
         lowering.chunkSize = chunkSize;
-        lowering.splitScan = true;
+        lowering.splitScan = variant > 0;
         rec::buildLowerChunkedPipeline(pm, lowering);
         rec::RecScheduleOptions schedule;
-        schedule.pairGrams = pairGrams;
+        schedule.pairGrams = variant == 2;
         pm.addPass(rec::createRecSchedule(schedule));
         {
-          // (A chunk too large for shared memory is refused: not a plan.)
           mlir::ScopedDiagnosticHandler quiet(
               context, [](mlir::Diagnostic &) { return mlir::success(); });
           if (mlir::failed(pm.run(*module)))
@@ -568,126 +668,100 @@ TEST(PrepPlan, NoTwoLiveTilesShareAFloat) {
         }
         rec::ChunkedOp chunked;
         module->walk([&](rec::ChunkedOp op) { chunked = op; });
-        ASSERT_TRUE(chunked);
+        EXPECT_TRUE(chunked);
+        if (!chunked)
+          continue;
         auto dict =
             chunked->getAttrOfType<mlir::DictionaryAttr>("rec.schedule");
-        ASSERT_TRUE(dict);
-        auto get = [&](llvm::StringRef key) {
-          auto attr = dict.getAs<mlir::IntegerAttr>(key);
-          return attr ? attr.getInt() : int64_t(0);
-        };
-        if (!get("prep_shared_bytes"))
-          continue; // no prep kernel
-        int64_t prepCols =
-            get("prep_value_tile") ? get("prep_value_tile") : get("value_tile");
-        rec::TileExtents extents{chunked.getChunkSize(),
-                                 chunked.getSubstepsPerToken(), get("dk"),
-                                 prepCols};
-        // The prep's order: key side, then value side, each by
-        // rec.prep_order where the body keeps another.
-        mlir::Block &body = chunked.getBody().front();
-        llvm::SmallVector<mlir::Operation *> key, value;
-        for (mlir::Operation &op : body) {
-          auto phase = op.getAttrOfType<mlir::StringAttr>("rec.phase");
-          if (phase &&
-              (phase.getValue() == "prep" || phase.getValue() == "both"))
-            (op.hasAttr("rec.per_value_tile") ? value : key).push_back(&op);
-        }
-        auto byPrepOrder = [](mlir::Operation *a, mlir::Operation *b) {
-          auto at = [](mlir::Operation *op) {
-            auto o = op->getAttrOfType<mlir::IntegerAttr>("rec.prep_order");
-            return o ? o.getInt() : int64_t(0);
-          };
-          return at(a) < at(b);
-        };
-        llvm::stable_sort(key, byPrepOrder);
-        llvm::stable_sort(value, byPrepOrder);
-        llvm::SmallVector<mlir::Operation *> ops(key);
-        ops.append(value.begin(), value.end());
-        const size_t loopBegin = key.size();
-        llvm::DenseMap<mlir::Value, size_t> def, last;
-        for (auto [i, op] : llvm::enumerate(ops))
-          for (mlir::Value r : op->getResults())
-            def[r] = last[r] = i;
-        for (auto [i, op] : llvm::enumerate(ops)) {
-          for (mlir::Value x : op->getOperands()) {
-            if (!def.count(x))
-              continue;
-            size_t use =
-                i >= loopBegin && def[x] < loopBegin ? ops.size() - 1 : i;
-            if (op->hasAttr("rec.gram_with_next"))
-              use = std::max(use, i + 1);
-            last[x] = std::max(last[x], use);
-          }
-        }
-        // Views: the inclusive sum lives as long as its exclusive view.
-        struct Tile {
-          mlir::Value value;
-          int64_t begin, end;
-        };
-        llvm::SmallVector<Tile> tiles;
-        for (mlir::Operation *op : ops) {
-          if (op->getNumResults() != 1 || op->hasAttr("rec.to_workspace"))
-            continue;
-          mlir::Value r = op->getResult(0);
-          auto type = llvm::cast<rec::TileType>(r.getType());
-          int64_t at =
-              op->getAttrOfType<mlir::IntegerAttr>("rec.prep_smem_offset")
-                  .getInt();
-          if (op->hasAttr("rec.shifted_view")) {
-            auto excl = llvm::cast<rec::ChunkCumsumOp>(op);
-            for (mlir::Operation *other : ops) {
-              auto incl = llvm::dyn_cast<rec::ChunkCumsumOp>(other);
-              if (incl && incl->hasAttr("rec.zero_row_before") &&
-                  incl.getGate() == excl.getGate()) {
-                EXPECT_EQ(at, incl->getAttrOfType<mlir::IntegerAttr>(
-                                      "rec.prep_smem_offset")
-                                      .getInt() -
-                                  extents.cols(type))
-                    << name << ": a shifted view a row before its sum";
-                last[incl.getResult()] =
-                    std::max(last[incl.getResult()], last[r]);
-              }
-            }
-            continue;
-          }
-          int64_t before =
-              op->hasAttr("rec.zero_row_before") ? extents.cols(type) : 0;
-          tiles.push_back({r, at - before, at + extents.elements(type)});
-        }
-        auto mapped = [](mlir::Operation *op) {
-          if (llvm::isa<rec::ChunkAddOp>(op))
-            return llvm::to_vector(op->getOperands());
-          if (llvm::isa<rec::ChunkNegOp, rec::ChunkScaleRowsOp,
-                        rec::ChunkDecayRowsOp, rec::ChunkDecayToEndOp>(op))
-            return llvm::SmallVector<mlir::Value>{op->getOperand(0)};
-          return llvm::SmallVector<mlir::Value>{};
-        };
-        for (size_t a = 0; a < tiles.size(); ++a)
-          for (size_t b = a + 1; b < tiles.size(); ++b) {
-            const Tile &x = tiles[a], &y = tiles[b];
-            if (x.end <= y.begin || y.end <= x.begin)
-              continue;
-            if (last[x.value] < def[y.value] || last[y.value] < def[x.value])
-              continue;
-            // In place: y's op reads x last, element for element, at x's
-            // offset.
-            mlir::Operation *writer = y.value.getDefiningOp();
-            if (last[x.value] == def[y.value] && x.begin == y.begin &&
-                llvm::is_contained(mapped(writer), x.value))
-              continue;
-            ADD_FAILURE() << name << " chunk " << chunkSize << " pair-grams "
-                          << pairGrams << ": floats [" << x.begin << ", "
-                          << x.end << ") and [" << y.begin << ", " << y.end
-                          << ") of two live tiles (ops " << def[x.value] << ".."
-                          << last[x.value] << " and " << def[y.value] << ".."
-                          << last[y.value] << ")";
-          }
+        EXPECT_TRUE(dict);
+        if (!dict)
+          continue;
+        check(std::string(name) + " chunk " + std::to_string(chunkSize) +
+                  (variant == 0   ? " one kernel"
+                   : variant == 1 ? " split"
+                                  : " split, pair-grams"),
+              chunked, dict);
         ++plans;
       }
-  // (Most of the 66 plans fit; a spec whose chunk of 64 does not is left
-  // out above.)
-  EXPECT_GT(plans, 40);
+  return plans;
 }
 
+int64_t scheduleValue(mlir::DictionaryAttr dict, llvm::StringRef key) {
+  auto attr = dict.getAs<mlir::IntegerAttr>(key);
+  return attr ? attr.getInt() : 0;
+}
+
+llvm::StringRef phaseOf(mlir::Operation *op) {
+  auto phase = op->getAttrOfType<mlir::StringAttr>("rec.phase");
+  return phase ? phase.getValue() : "";
+}
+
+// The prep kernel's plan (rec.prep_smem_offset).
+TEST(SharedMemoryPlan, PrepNoTwoLiveTilesShareAFloat) {
+  int prepPlans = 0;
+  int plans = forEachPlan([&](const std::string &what, rec::ChunkedOp chunked,
+                              mlir::DictionaryAttr dict) {
+    if (!scheduleValue(dict, "prep_shared_bytes"))
+      return; // no prep kernel
+    ++prepPlans;
+    int64_t cols = scheduleValue(dict, "prep_value_tile");
+    rec::TileExtents extents{chunked.getChunkSize(),
+                             chunked.getSubstepsPerToken(),
+                             scheduleValue(dict, "dk"),
+                             cols ? cols : scheduleValue(dict, "value_tile")};
+    // The key side, then the value side, each by rec.prep_order where the
+    // body keeps another order.
+    llvm::SmallVector<mlir::Operation *> key, value;
+    for (mlir::Operation &op : chunked.getBody().front())
+      if (phaseOf(&op) == "prep" || phaseOf(&op) == "both")
+        (op.hasAttr("rec.per_value_tile") ? value : key).push_back(&op);
+    auto byPrepOrder = [](mlir::Operation *a, mlir::Operation *b) {
+      auto at = [](mlir::Operation *op) {
+        auto o = op->getAttrOfType<mlir::IntegerAttr>("rec.prep_order");
+        return o ? o.getInt() : int64_t(0);
+      };
+      return at(a) < at(b);
+    };
+    llvm::stable_sort(key, byPrepOrder);
+    llvm::stable_sort(value, byPrepOrder);
+    llvm::SmallVector<mlir::Operation *> ops(key);
+    ops.append(value.begin(), value.end());
+    for (const std::string &overlap : planOverlaps(
+             ops, key.size(), [](mlir::Operation *) { return true; },
+             "rec.prep_smem_offset", extents))
+      ADD_FAILURE() << what << ", prep: " << overlap;
+  });
+  EXPECT_GT(plans, 80);
+  EXPECT_GT(prepPlans, 40);
+}
+
+// The scan's plan, or the one kernel's (rec.smem_offset, after the state
+// slice): with the scan staging what crosses, its own ops; without, the prep
+// values it reads where their ops stand, too (read by nothing there).
+TEST(SharedMemoryPlan, ScanNoTwoLiveTilesShareAFloat) {
+  int plans = forEachPlan([&](const std::string &what, rec::ChunkedOp chunked,
+                              mlir::DictionaryAttr dict) {
+    rec::TileExtents extents{
+        chunked.getChunkSize(), chunked.getSubstepsPerToken(),
+        scheduleValue(dict, "dk"), scheduleValue(dict, "value_tile")};
+    bool split = chunked->hasAttr("rec.split_scan");
+    bool staged = false;
+    for (mlir::Operation &op : chunked.getBody().front())
+      staged |= op.hasAttr("rec.stage_offset");
+    llvm::SmallVector<mlir::Operation *> ops;
+    for (mlir::Operation &op : chunked.getBody().front())
+      if (!split || phaseOf(&op) != "prep" ||
+          (!staged && op.hasAttr("rec.to_scan")))
+        ops.push_back(&op);
+    for (const std::string &overlap : planOverlaps(
+             ops, ops.size(),
+             [&](mlir::Operation *op) {
+               return !split || phaseOf(op) != "prep";
+             },
+             "rec.smem_offset", extents))
+      ADD_FAILURE() << what << ", " << (split ? "scan" : "kernel") << ": "
+                    << overlap;
+  });
+  EXPECT_GT(plans, 80);
+}
 } // namespace

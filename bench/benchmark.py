@@ -972,8 +972,8 @@ def main():
                              "and only the rest are measured")
     parser.add_argument("--require-gpu", metavar="TEXT",
                         help="exit (status 3) before any work unless the "
-                             "GPU's name contains TEXT, e.g. H200: the "
-                             "targets are one card's")
+                             "GPU's name contains TEXT (any case), e.g. H200: "
+                             "the targets are one card's")
     parser.add_argument("--warm-fla", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -997,7 +997,8 @@ def main():
             parser.error("--resume: %s" % e)
     if not torch.cuda.is_available():
         sys.exit("benchmark.py: no CUDA device")
-    if args.require_gpu and args.require_gpu not in torch.cuda.get_device_name():
+    if (args.require_gpu and
+            args.require_gpu.lower() not in torch.cuda.get_device_name().lower()):
         print("benchmark.py: the GPU is %s, not %s (--require-gpu): nothing run"
               % (torch.cuda.get_device_name(), args.require_gpu), file=sys.stderr)
         sys.exit(3)

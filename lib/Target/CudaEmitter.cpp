@@ -900,10 +900,15 @@ private:
         continue;
       auto second = dyn_cast_or_null<ChunkGramOp>(op.getNextNode());
       if (!isa<ChunkGramOp>(op) || !second || phase(*second) != "prep" ||
-          op.hasAttr("rec.to_scan") || second->hasAttr("rec.to_scan")) {
+          gramAbove.contains(&op) || second->hasAttr("rec.gram_with_next") ||
+          op.hasAttr("rec.to_scan") || second->hasAttr("rec.to_scan") ||
+          op.hasAttr("rec.per_value_tile") ||
+          second->hasAttr("rec.per_value_tile") ||
+          llvm::is_contained(second->getOperands(), op.getResult(0))) {
         unsupported = opComment(&op).substr(3) +
-                      "', marked rec.gram_with_next without a Gram of the "
-                      "prep after it";
+                      "', marked rec.gram_with_next without a key-side Gram "
+                      "of the prep after it that reads nothing of it (and "
+                      "is paired with no other)";
         return;
       }
       gramBelow[&op] = second;
@@ -4356,8 +4361,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   /// Key-side prep ops, and prep ops' workspace copies, whose closing
   /// barrier is left out (planPrepBarriers).
   llvm::DenseSet<Operation *> prepOpUnfenced, prepCopyUnfenced;
-  // Grams computed together (planGramPairs): the first's second, and the
-  // seconds.
+  /// Grams computed together (planGramPairs): each pair's second Gram by
+  /// its first, and the second Grams.
   llvm::DenseMap<Operation *, ChunkGramOp> gramBelow;
   llvm::DenseSet<Operation *> gramAbove;
   /// Negations folded into their neighbours (planNegations): inverses that

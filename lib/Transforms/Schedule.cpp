@@ -160,7 +160,7 @@ void pairPrepGrams(Block &body, ArrayRef<Operation *> keySide) {
     if (!second)
       break;
     // What the second needs of the ops between the two, in block order;
-    // none if it reads the first.
+    // no pair if it reads the first.
     llvm::SetVector<Operation *> needed;
     bool readsFirst = false;
     std::function<void(Operation *)> need = [&](Operation *op) {
@@ -168,7 +168,9 @@ void pairPrepGrams(Block &body, ArrayRef<Operation *> keySide) {
         Operation *def = x.getDefiningOp();
         if (!def || def->getBlock() != &body || def->isBeforeInBlock(first))
           continue;
-        if (def == first) {
+        // (Not the first, nor anything outside the key side: prep ops read
+        // only prep ops, which this keeps checked.)
+        if (def == first || !key.contains(def)) {
           readsFirst = true;
           return;
         }
@@ -449,12 +451,16 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                   ? ops.size() - 1
                   : i;
     // A Gram computed together with the next op (pairPrepGrams) reads its
-    // operands while that one writes its result.
+    // operands and writes its result while that one writes its own.
     for (auto [i, op] : llvm::enumerate(ops))
-      if (op->hasAttr("rec.gram_with_next") && i + 1 < ops.size())
+      if (op->hasAttr("rec.gram_with_next") && i + 1 < ops.size()) {
         for (Value operand : op->getOperands())
           if (lastUse.count(operand) && lastUse[operand] == i)
             lastUse[operand] = i + 1;
+        for (Value result : op->getResults())
+          if (!lastUse.count(result) || lastUse[result] < i + 1)
+            lastUse[result] = i + 1;
+      }
     llvm::DenseMap<Value, Value> shiftedOf; // exclusive -> inclusive
     llvm::DenseSet<Value> toWorkspace;
     if (prepKernel)

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using namespace rkc::rec;
@@ -76,7 +77,7 @@ private:
   /// so reading them shows), then the scan ops chunk after chunk.
   void runSequenceSplit(int64_t seq, int64_t h, DenseState &state,
                         PrologueEvaluator &prologue, HostTensor &o) {
-    std::vector<TileMap> kept;
+    std::vector<TileMap> kept, toOut; // a chunk's: to the scan, to out
     Block &body = chunked.getBody().front();
     for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
       loadRows(seq, t0, h, prologue);
@@ -84,22 +85,21 @@ private:
       runChunk(seq, t0, h, state, o, tiles, "prep");
       if (!error.empty())
         return;
-      for (Operation &op : body) {
-        auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
-        if (!toScan)
-          toScan = op.getAttrOfType<StringAttr>("rec.to_out");
-        if (!toScan)
-          continue;
+      TileMap &outgoing = toOut.emplace_back();
+      // A prep value as it crosses through the workspace (marked `attr`):
+      // "last_row" keeps its last row only, rec.half rounds it to bf16.
+      auto handOver = [&](Operation &op, StringRef attr,
+                          StringRef rows) -> std::optional<Tile> {
         auto found = op.getNumResults() ? tiles.find(op.getResult(0))
                                         : tiles.end();
         if (found == tiles.end()) {
-          error = "a split chunk marks rec.to_scan on '" +
+          error = "a split chunk marks " + attr.str() + " on '" +
                   op.getName().getStringRef().str() +
                   "', which its prep phase does not compute";
-          return;
+          return std::nullopt;
         }
         Tile t = found->second;
-        if (toScan.getValue() == "last_row")
+        if (rows == "last_row")
           for (int64_t i = 0; i + 1 < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = std::nan("");
@@ -107,7 +107,24 @@ private:
           for (int64_t i = 0; i < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = roundToBf16(t.at(i, j));
-        crossing[op.getResult(0)] = std::move(t);
+        return t;
+      };
+      for (Operation &op : body) {
+        // What the out phase receives, whole (a value may cross to the
+        // scan as its last row and to the out phase as all of it).
+        if (op.hasAttr("rec.to_out")) {
+          std::optional<Tile> t = handOver(op, "rec.to_out", "all");
+          if (!t)
+            return;
+          outgoing[op.getResult(0)] = std::move(*t);
+        }
+        if (auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan")) {
+          std::optional<Tile> t =
+              handOver(op, "rec.to_scan", toScan.getValue());
+          if (!t)
+            return;
+          crossing[op.getResult(0)] = std::move(*t);
+        }
       }
       kept.push_back(std::move(crossing));
     }
@@ -117,11 +134,11 @@ private:
     // With an out phase: what each chunk's out ops receive, its entering
     // state, the prep values marked rec.to_out and the scan values marked
     // rec.scan_to_out (and nothing else, so that reading more shows).
-    std::vector<std::pair<int64_t, TileMap>> toOut; // (t0, what it receives)
+    std::vector<std::pair<int64_t, TileMap>> outs; // (t0, what it receives)
     size_t index = 0;
     for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
       loadRows(seq, t0, h, prologue);
-      TileMap received;
+      TileMap received = std::move(toOut[index]);
       if (outPhase)
         received[body.getArgument(0)] = stateTile(state);
       TileMap &tiles = kept[index++];
@@ -131,12 +148,12 @@ private:
       if (!outPhase)
         continue;
       for (Operation &op : body)
-        if (op.hasAttr("rec.to_out") || op.hasAttr("rec.scan_to_out"))
+        if (op.hasAttr("rec.scan_to_out"))
           received[op.getResult(0)] = tiles.find(op.getResult(0))->second;
-      toOut.emplace_back(t0, std::move(received));
+      outs.emplace_back(t0, std::move(received));
     }
     // The out phase: chunks in any order (here, last to first).
-    for (auto &[t0, received] : llvm::reverse(toOut)) {
+    for (auto &[t0, received] : llvm::reverse(outs)) {
       loadRows(seq, t0, h, prologue);
       runChunk(seq, t0, h, state, o, received, "out");
       if (!error.empty())

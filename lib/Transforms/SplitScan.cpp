@@ -9,8 +9,9 @@
 //         than to keep; with keep-rows, such rows stay prep and cross: the
 //         scan then waits on no input load);
 //   out   with out-phase: a scan op that the next chunk's state does not
-//         need (the output and what only it reads): every chunk at once,
-//         after the scan, from the chunk's entering state.
+//         need (the output and what only it reads), and a prep op that
+//         only out ops read: every chunk at once, after the scan, from the
+//         chunk's entering state.
 //
 // A prep value that a scan op reads crosses from one phase to the other
 // through a per-chunk workspace: it gets `rec.to_scan = "all"`, or "last_row"
@@ -94,6 +95,20 @@ void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
       if (phase[&op] == Phase::scan && !needed.contains(&op))
         phase[&op] = Phase::out;
   }
+
+  // 1c. With out-phase: prep ops that only out ops read (last to first, so
+  //     that a chain moves together: A_qk V, A_qk, its Gram, the query
+  //     rows) run in the out phase too, every chunk at once as the prep
+  //     does: what crosses to it is then the scan's values and the prep's
+  //     that the scan reads as well, not tiles the out kernel can compute
+  //     from its own rows (fla's chunk_fwd_o computes its A from q and k).
+  if (outPhase)
+    for (Operation &op : llvm::reverse(body))
+      if (phase[&op] == Phase::prep && op.getNumResults() && !op.use_empty() &&
+          llvm::all_of(op.getUsers(), [&](Operation *user) {
+            return phase[user] == Phase::out;
+          }))
+        phase[&op] = Phase::out;
 
   auto onlyScanUses = [&](Operation *op) {
     return !op->use_empty() &&

@@ -5,6 +5,8 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true" | FileCheck %s --check-prefix=KEEP
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true" | not grep '"both"'
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true out-phase=true" | FileCheck %s --check-prefix=OUT
+// RUN: rkc-opt %rkc_src/examples/specs/linear_attention.mlir --rec-lower-chunked="chunk-size=64" --rec-split-scan="out-phase=true" | FileCheck %s --check-prefix=LAOUT
+// RUN: rkc-opt %rkc_src/examples/specs/linear_attention.mlir --rec-lower-chunked="chunk-size=64" --rec-split-scan="out-phase=true" | not grep -e '"prep"' -e rec.to_out
 
 // keep-rows: the value rows the scan reads are a prep value that crosses,
 // like the WY vectors; no op runs in both phases.
@@ -72,14 +74,30 @@
 
 // out-phase: what only the output needs (Q S₀, A_qk U and their sums, the
 // output) runs after the scan, every chunk at once; the scan keeps U (the
-// state update reads it too, so it stays scan) for it, and the prep hands
-// over the decayed queries, A_qk and A_qk V. The state recursion is all the
-// scan does.
+// state update reads it too, so it stays scan) for it. So do the prep ops
+// that only those read: the query rows, their decay, A_qk and A_qk V are
+// the out phase's own, and the prep hands over only what the scan reads
+// too (the gate's sums, β, the key and value rows). The state recursion is
+// all the scan does.
 // OUT: rec.chunked chunk_size(16) substeps_per_token(1) attributes {rec.out_phase, rec.split_scan}
+// OUT: %[[G:[0-9]+]] = rec.chunk.cumsum %{{[0-9]+}} {rec.phase = "prep", rec.to_out = "all", rec.to_scan = "last_row"}
 // OUT: %[[U:[0-9]+]] = rec.chunk.add %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "scan", rec.scan_to_out}
-// OUT: %[[Q:[0-9]+]] = rec.chunk.decay_rows %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "prep", rec.to_out = "all"}
+// OUT: %[[QR:[0-9]+]] = rec.chunk.rows query {rec.phase = "out"}
+// OUT: %[[Q:[0-9]+]] = rec.chunk.decay_rows %[[QR]], %[[G]] {rec.phase = "out"}
 // OUT: rec.chunk.matmul %[[Q]], %arg0 {rec.phase = "out"}
+// OUT: rec.chunk.gram %[[QR]], %{{[0-9]+}} decay(%[[G]], %[[G]]) mask(lower) {rec.phase = "out"}
 // OUT: rec.chunk.matmul %{{[0-9]+}}, %[[U]] {rec.phase = "out"}
 // OUT: rec.chunk.output %{{[0-9]+}} {rec.phase = "out"}
+// Linear attention's out phase is fla's chunk_fwd_o: the query rows, the
+// Gram of the query and key rows, A V and Q S₀, from the key and value rows
+// it loads as the scan does; nothing is left to a prep phase, and nothing
+// crosses but the entering state.
+// LAOUT: %[[V:[0-9]+]] = rec.chunk.rows value {rec.phase = "both"}
+// LAOUT: %[[K:[0-9]+]] = rec.chunk.rows key {rec.phase = "both"}
+// LAOUT: %[[Q:[0-9]+]] = rec.chunk.rows query {rec.phase = "out"}
+// LAOUT: rec.chunk.matmul %[[Q]], %arg0 {rec.phase = "out"}
+// LAOUT: rec.chunk.gram %[[Q]], %[[K]] mask(lower) {rec.phase = "out"}
+// LAOUT: rec.chunk.output %{{[0-9]+}} {rec.phase = "out"}
+// LAOUT: rec.chunk.matmul %[[K]], %[[V]] {rec.phase = "scan", transpose_lhs}
 // OUT: rec.chunk.decay_state %arg0, %{{[0-9]+}} {rec.phase = "scan"}
 // OUT: rec.chunk.yield %{{[0-9]+}} : !rec.tile<key, value> {rec.phase = "scan"}

@@ -184,7 +184,13 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
       fits more prep blocks an SM. Where the scan cannot stage what
       crosses, it reads the prep values where their ops stand: the body
       then keeps the chunk algorithm's order and each prep op records its
-      place in the prep kernel's (`rec.prep_order`).
+      place in the prep kernel's (`rec.prep_order`);
+    - with `rec-split-scan out-phase`, the out phase's plan
+      (`rec.out_smem_offset` on its ops and on what it receives, after the
+      state slice; `out_shared_bytes`) and what crosses to it a chunk and
+      value head (`rec.out_workspace_offset`, after the entering state's dk
+      × dv floats; `out_workspace_floats`). No kernel runs the out phase
+      yet: the CUDA emitter refuses it.
 
     The result is a `rec.schedule` dictionary on `rec.chunked` and
     `rec.decode`; `rkc compile` prints CUDA from it.

@@ -2715,6 +2715,11 @@ private:
 
   bool emitDevice(std::string &text, std::string &error) {
     Block &body = chunkedOp.getBody().front();
+    if (chunkedOp->hasAttr("rec.out_phase")) {
+      // rec-schedule plans it (rec.out_smem_offset); no kernel runs it yet.
+      error = "the out phase (rec-split-scan out-phase) has no kernel yet";
+      return false;
+    }
     int id = 0;
     for (Operation &op : body)
       for (Value r : op.getResults()) {

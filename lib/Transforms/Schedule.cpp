@@ -341,6 +341,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   int64_t stateStride = 0;
   /// The value columns of the prep kernel's value-side tiles.
   int64_t prepCols = 0;
+  /// With an out phase, its kernel's shared memory (bytes) and what
+  /// crosses to it a (chunk, value head) (floats): see planOut.
+  int64_t outSharedBytes = 0, outWorkspaceFloats = 0;
   /// The kernels for 16-bit outputs keep in bf16 the crossing values that
   /// only products and sums of the scan read (`rec.half`): their bytes a
   /// (chunk, value head) of workspace and a staging buffer.
@@ -711,7 +714,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
           valueSide.insert(&op);
         if (phase(&op) == "prep" || phase(&op) == "both")
           (value ? prepValues : prep).push_back(&op);
-        if (phase(&op) != "prep" || op.hasAttr("rec.to_scan"))
+        if ((phase(&op) != "prep" && phase(&op) != "out") ||
+            op.hasAttr("rec.to_scan"))
           scan.push_back(&op);
       }
       Builder builder(&getContext());
@@ -933,6 +937,56 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     }
     return planOps(scan, stateFloats, "rec.smem_offset", chunked,
                    [&](Operation *op) { return phase(op) != "prep"; });
+  }
+
+  /// With an out phase (rec-split-scan out-phase), the plan of its kernel,
+  /// one (chunk, value head, value tile) a block as the prep's are:
+  /// `rec.out_smem_offset` on its ops and on what they receive, which it
+  /// reads where those ops stand (the prep's values marked rec.to_out, the
+  /// scan's marked rec.scan_to_out), after the chunk's entering state
+  /// (the state slice, as the scan keeps it). And what crosses to it, a
+  /// chunk and value head each (`outWorkspaceFloats`, all dv columns): the
+  /// entering state first (dk x dv), then each received value whole, at
+  /// `rec.out_workspace_offset`. Returns the plan's floats (0 without an
+  /// out phase).
+  int64_t planOut(ChunkedOp chunked) {
+    outSharedBytes = outWorkspaceFloats = 0;
+    Block &body = chunked.getBody().front();
+    for (Operation &op : body) {
+      op.removeAttr("rec.out_smem_offset");
+      op.removeAttr("rec.out_workspace_offset");
+    }
+    if (!chunked->hasAttr("rec.out_phase"))
+      return 0;
+    auto phase = [](Operation *op) {
+      auto attr = op->getAttrOfType<StringAttr>("rec.phase");
+      return attr ? attr.getValue() : StringRef("");
+    };
+    auto runs = [&](Operation *op) {
+      return phase(op) == "out" || phase(op) == "both";
+    };
+    SmallVector<Operation *> ops;
+    for (Operation &op : body)
+      if (runs(&op) || op.hasAttr("rec.to_out") ||
+          op.hasAttr("rec.scan_to_out"))
+        ops.push_back(&op);
+    const int64_t stateFloats = dk * stateStride;
+    int64_t floats =
+        planOps(ops, stateFloats, "rec.out_smem_offset", chunked, runs);
+    outSharedBytes = floats * 4;
+    Builder builder(&getContext());
+    TileExtents extents = extentsOf(chunked, dv);
+    outWorkspaceFloats = dk * dv;
+    for (Operation *op : ops) {
+      if (runs(op))
+        continue;
+      op->setAttr("rec.out_workspace_offset",
+                  builder.getI64IntegerAttr(outWorkspaceFloats));
+      int64_t size =
+          extents.elements(cast<TileType>(op->getResult(0).getType()));
+      outWorkspaceFloats += (size + 3) / 4 * 4; // 16-byte aligned
+    }
+    return floats;
   }
 
   /// Sets the prep kernel's value columns (`prepCols`) and returns its plan's
@@ -1187,6 +1241,12 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (prepSharedBytes && prepCols != valueTile)
       extra.push_back(b.getNamedAttr("prep_value_tile",
                                      b.getI64IntegerAttr(prepCols)));
+    if (outSharedBytes) // the out phase's kernel
+      extra.push_back(b.getNamedAttr("out_shared_bytes",
+                                     b.getI64IntegerAttr(outSharedBytes)));
+    if (outWorkspaceFloats)
+      extra.push_back(b.getNamedAttr("out_workspace_floats",
+                                     b.getI64IntegerAttr(outWorkspaceFloats)));
     if (prepBlocks) // named only when set
       extra.push_back(
           b.getNamedAttr("prep_blocks", b.getI64IntegerAttr(prepBlocks)));
@@ -1270,13 +1330,6 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                   Twine(products.getValue()) + "'");
     module.walk([&](Operation *op) {
       if (auto chunked = dyn_cast<ChunkedOp>(op)) {
-        if (chunked->hasAttr("rec.out_phase")) {
-          // The executor runs it (rkc run --out-phase); no kernel does yet.
-          chunked.emitError() << "rec-schedule: the out phase "
-                                 "(rec-split-scan out-phase) has no kernels "
-                                 "to schedule";
-          return signalPassFailure();
-        }
         if (chunked.getSubstepsPerToken() > 8) {
           chunked.emitError() << "rec-schedule: more than 8 sub-steps a "
                                  "token";
@@ -1287,8 +1340,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         stageBuffers = 2;
         prepCols = valueTile;
         int64_t bytes = planChunkBody(chunked, prepFloats) * 4;
-        if (std::max(bytes, prepFloats * 4) > maxSharedBytes) {
-          bytes = std::max(bytes, prepFloats * 4);
+        int64_t needed =
+            std::max({bytes, prepFloats * 4, planOut(chunked) * 4});
+        if (needed > maxSharedBytes) {
+          bytes = needed;
           chunked.emitError()
               << "rec-schedule: the chunk body needs " << bytes
               << " bytes of shared memory (chunk of "

@@ -642,7 +642,8 @@ planOverlaps(llvm::ArrayRef<mlir::Operation *> ops, size_t loopBegin,
 }
 
 /// Every example spec lowered with chunks of 16, 32 and 64, split or not,
-/// with pair-grams 0 and 1 where split, scheduled at dk = dv = 128; `check`
+/// with pair-grams 0 and 1 where split, and split with an out phase,
+/// scheduled at dk = dv = 128; `check`
 /// gets each chunked op whose plan fits (what the pipeline refuses is not
 /// a plan). Returns how many it got.
 int forEachPlan(llvm::function_ref<void(const std::string &, rec::ChunkedOp,
@@ -651,7 +652,8 @@ int forEachPlan(llvm::function_ref<void(const std::string &, rec::ChunkedOp,
   int plans = 0;
   for (const char *name : kAllSpecs)
     for (int64_t chunkSize : {16, 32, 64})
-      for (int64_t variant : {0, 1, 2}) { // one kernel; split; split, paired
+      // One kernel; split; split, paired; split with an out phase.
+      for (int64_t variant : {0, 1, 2, 3}) {
         LoadedSpec spec(name);
         mlir::MLIRContext *context = spec.op().getContext();
         mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -661,6 +663,7 @@ int forEachPlan(llvm::function_ref<void(const std::string &, rec::ChunkedOp,
         rec::LoweringOptions lowering;
         lowering.chunkSize = chunkSize;
         lowering.splitScan = variant > 0;
+        lowering.outPhase = variant == 3;
         rec::buildLowerChunkedPipeline(pm, lowering);
         rec::RecScheduleOptions schedule;
         schedule.pairGrams = variant == 2;
@@ -693,7 +696,8 @@ int forEachPlan(llvm::function_ref<void(const std::string &, rec::ChunkedOp,
         check(std::string(name) + " chunk " + std::to_string(chunkSize) +
                   (variant == 0   ? " one kernel"
                    : variant == 1 ? " split"
-                                  : " split, pair-grams"),
+                   : variant == 2 ? " split, pair-grams"
+                                  : " split, out phase"),
               chunked, dict);
         ++plans;
       }
@@ -748,8 +752,8 @@ TEST(SharedMemoryPlan, PrepNoTwoLiveTilesShareAFloat) {
              "rec.prep_smem_offset", extents))
       ADD_FAILURE() << what << ", prep: " << overlap;
   });
-  EXPECT_GT(plans, 80);
-  EXPECT_GT(prepPlans, 40);
+  EXPECT_GT(plans, 100);
+  EXPECT_GT(prepPlans, 60);
   // (Every spec with two Grams pairs them at every chunk that fits.)
   EXPECT_GT(pairedPlans, 20);
 }
@@ -767,20 +771,47 @@ TEST(SharedMemoryPlan, ScanNoTwoLiveTilesShareAFloat) {
     bool staged = false;
     for (mlir::Operation &op : chunked.getBody().front())
       staged |= op.hasAttr("rec.stage_offset");
+    auto runs = [&](mlir::Operation *op) {
+      return !split || (phaseOf(op) != "prep" && phaseOf(op) != "out");
+    };
     llvm::SmallVector<mlir::Operation *> ops;
     for (mlir::Operation &op : chunked.getBody().front())
-      if (!split || phaseOf(&op) != "prep" ||
-          (!staged && op.hasAttr("rec.to_scan")))
+      if (runs(&op) ||
+          (phaseOf(&op) == "prep" && !staged && op.hasAttr("rec.to_scan")))
         ops.push_back(&op);
-    for (const std::string &overlap : planOverlaps(
-             ops, ops.size(),
-             [&](mlir::Operation *op) {
-               return !split || phaseOf(op) != "prep";
-             },
-             "rec.smem_offset", extents))
+    for (const std::string &overlap :
+         planOverlaps(ops, ops.size(), runs, "rec.smem_offset", extents))
       ADD_FAILURE() << what << ", " << (split ? "scan" : "kernel") << ": "
                     << overlap;
   });
-  EXPECT_GT(plans, 80);
+  EXPECT_GT(plans, 100);
+}
+
+// The out phase's plan (rec.out_smem_offset, after the state slice): its
+// ops, and what it receives where those ops stand (read by nothing there).
+TEST(SharedMemoryPlan, OutNoTwoLiveTilesShareAFloat) {
+  int outPlans = 0;
+  forEachPlan([&](const std::string &what, rec::ChunkedOp chunked,
+                  mlir::DictionaryAttr dict) {
+    if (!chunked->hasAttr("rec.out_phase"))
+      return;
+    ++outPlans;
+    EXPECT_GT(scheduleValue(dict, "out_shared_bytes"), 0) << what;
+    rec::TileExtents extents{
+        chunked.getChunkSize(), chunked.getSubstepsPerToken(),
+        scheduleValue(dict, "dk"), scheduleValue(dict, "value_tile")};
+    auto runs = [](mlir::Operation *op) {
+      return phaseOf(op) == "out" || phaseOf(op) == "both";
+    };
+    llvm::SmallVector<mlir::Operation *> ops;
+    for (mlir::Operation &op : chunked.getBody().front())
+      if (runs(&op) || op.hasAttr("rec.to_out") ||
+          op.hasAttr("rec.scan_to_out"))
+        ops.push_back(&op);
+    for (const std::string &overlap :
+         planOverlaps(ops, ops.size(), runs, "rec.out_smem_offset", extents))
+      ADD_FAILURE() << what << ", out: " << overlap;
+  });
+  EXPECT_GT(outPlans, 20);
 }
 } // namespace

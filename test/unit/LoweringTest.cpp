@@ -26,6 +26,7 @@
 #include "Interpreter/ChunkExecutor.h"
 #include "Interpreter/RandomInputs.h"
 #include "Rec/Passes.h"
+#include "Target/CudaEmitter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -785,6 +786,38 @@ TEST(SharedMemoryPlan, ScanNoTwoLiveTilesShareAFloat) {
                     << overlap;
   });
   EXPECT_GT(plans, 100);
+}
+
+// rec-schedule plans an out phase, but no kernel runs it yet: the CUDA
+// emitter says so rather than print kernels that leave the output out.
+TEST(SharedMemoryPlan, TheEmitterRefusesAnOutPhase) {
+  LoadedSpec spec("kda");
+  mlir::MLIRContext *context = spec.op().getContext();
+  auto lower = [&](bool chunked) {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::ModuleOp::create(spec.op().getLoc());
+    module->getBody()->push_back(spec.op()->clone());
+    mlir::PassManager pm(context);
+    rec::LoweringOptions lowering;
+    lowering.chunkSize = 32;
+    lowering.splitScan = lowering.outPhase = true;
+    if (chunked)
+      rec::buildLowerChunkedPipeline(pm, lowering);
+    else
+      rec::buildLowerDecodePipeline(pm, lowering);
+    pm.addPass(rec::createRecSchedule());
+    EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+    return module;
+  };
+  mlir::OwningOpRef<mlir::ModuleOp> chunked = lower(true),
+                                    decode = lower(false);
+  CudaKernels kernels;
+  std::string error;
+  EXPECT_FALSE(emitCudaKernels(*chunked->getOps<rec::RecurrenceOp>().begin(),
+                               *decode->getOps<rec::RecurrenceOp>().begin(),
+                               kernels, error));
+  EXPECT_THAT(error, ::testing::HasSubstr("the out phase (rec-split-scan "
+                                          "out-phase) has no kernel yet"));
 }
 
 // The out phase's plan (rec.out_smem_offset, after the state slice): its

@@ -135,8 +135,9 @@ def RecSplitScan : Pass<"rec-split-scan", "::mlir::ModuleOp"> {
       rather than keep it (without `keep-rows`; with it, such rows are prep
       values that cross like any other, and the scan loads no input);
     - `"out"` (with `out-phase`): a scan op that the yield does not need,
-      the output and what only it reads: every chunk at once after the
-      scan (a chunk-parallel kernel), from the chunk's entering state. A
+      the output and what only it reads, and a prep op that only out ops
+      read: every chunk at once after the scan (a chunk-parallel kernel),
+      from the chunk's entering state. A
       prep value an out op reads is marked `rec.to_out`, a scan value one
       reads `rec.scan_to_out`; `rec.chunked` gets `rec.out_phase`.
 

@@ -65,8 +65,8 @@ public:
     }
   }
 
-  /// Set when a split body reads, in its scan, a value neither the scan
-  /// computes nor the prep hands over.
+  /// Set when a phase of a split body reads a value it neither computes
+  /// nor receives (and on other errors of the run).
   std::string error;
 
 private:
@@ -88,8 +88,10 @@ private:
       TileMap &outgoing = toOut.emplace_back();
       // A prep value as it crosses through the workspace (marked `attr`):
       // "last_row" keeps its last row only, rec.half rounds it to bf16.
-      auto handOver = [&](Operation &op, StringRef attr,
-                          StringRef rows) -> std::optional<Tile> {
+      // (The out phase's copy stays float32, as rec-schedule's out
+      // workspace holds it: `half` only for the scan's.)
+      auto handOver = [&](Operation &op, StringRef attr, StringRef rows,
+                          bool half) -> std::optional<Tile> {
         auto found = op.getNumResults() ? tiles.find(op.getResult(0))
                                         : tiles.end();
         if (found == tiles.end()) {
@@ -103,7 +105,7 @@ private:
           for (int64_t i = 0; i + 1 < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = std::nan("");
-        if (rounding.halfWorkspace && op.hasAttr("rec.half"))
+        if (half && rounding.halfWorkspace && op.hasAttr("rec.half"))
           for (int64_t i = 0; i < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = roundToBf16(t.at(i, j));
@@ -113,14 +115,15 @@ private:
         // What the out phase receives, whole (a value may cross to the
         // scan as its last row and to the out phase as all of it).
         if (op.hasAttr("rec.to_out")) {
-          std::optional<Tile> t = handOver(op, "rec.to_out", "all");
+          std::optional<Tile> t =
+              handOver(op, "rec.to_out", "all", /*half=*/false);
           if (!t)
             return;
           outgoing[op.getResult(0)] = std::move(*t);
         }
         if (auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan")) {
           std::optional<Tile> t =
-              handOver(op, "rec.to_scan", toScan.getValue());
+              handOver(op, "rec.to_scan", toScan.getValue(), /*half=*/true);
           if (!t)
             return;
           crossing[op.getResult(0)] = std::move(*t);
@@ -128,8 +131,15 @@ private:
       }
       kept.push_back(std::move(crossing));
     }
-    if (segments > 1)
+    if (segments > 1) {
+      // (Segments hand over states, not each chunk's entering one.)
+      if (chunked->hasAttr("rec.out_phase")) {
+        error = "an out phase runs from each chunk's entering state: not "
+                "with a sequence in segments";
+        return;
+      }
       return scanBySegments(seq, h, state, prologue, o, kept);
+    }
     bool outPhase = chunked->hasAttr("rec.out_phase");
     // With an out phase: what each chunk's out ops receive, its entering
     // state, the prep values marked rec.to_out and the scan values marked

@@ -940,7 +940,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   }
 
   /// With an out phase (rec-split-scan out-phase), the plan of its kernel,
-  /// one (chunk, value head, value tile) a block as the prep's are:
+  /// one (chunk, value head, value tile) a block, its key-side ops redone
+  /// for each value tile (as fla's chunk_fwd_o does; a value loop like the
+  /// prep's is left to the kernel):
   /// `rec.out_smem_offset` on its ops and on what they receive, which it
   /// reads where those ops stand (the prep's values marked rec.to_out, the
   /// scan's marked rec.scan_to_out), after the chunk's entering state
@@ -1376,6 +1378,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
           vectors = (vectors + 3) / 4 * 4;
         int64_t floats = 2 * threads + substeps * vectors;
         stagedFloats = stateStride = workspaceHalfBytes = stageHalfBytes = 0;
+        outSharedBytes = outWorkspaceFloats = 0;
         decode->setAttr("rec.schedule",
                         schedule(floats * 4, 0, 0, "f32, registers", quads,
                                  /*decodeOnly=*/true));

@@ -162,7 +162,7 @@
 // OUTPHASE: rec.chunk.rows erase_along {rec.out_smem_offset = {{[0-9]+}} : i64, rec.out_workspace_offset = 16384 : i64
 // OUTPHASE: rec.chunk.cumsum {{.*}}rec.out_smem_offset = {{[0-9]+}} : i64, rec.out_workspace_offset = {{[0-9]+}} : i64
 // OUTPHASE: rec.chunk.add {{.*}}rec.out_workspace_offset = {{[0-9]+}} : i64, rec.phase = "scan", rec.scan_to_out
-// OUTPHASE: rec.chunk.rows query {rec.out_smem_offset = [[AT:[0-9]+]] : i64, rec.phase = "out"}
+// OUTPHASE: rec.chunk.rows query {rec.out_smem_offset = {{[0-9]+}} : i64, rec.phase = "out"}
 // OUTPHASE-NOT: rec.phase = "out", rec.smem_offset
 // THREADSTILE: error: rec-schedule: threads (64) must be a multiple of the value tile (128)
 

@@ -844,6 +844,46 @@ TEST(SharedMemoryPlan, OutNoTwoLiveTilesShareAFloat) {
     for (const std::string &overlap :
          planOverlaps(ops, ops.size(), runs, "rec.out_smem_offset", extents))
       ADD_FAILURE() << what << ", out: " << overlap;
+    // Every tile after the state slice and within the kernel's bytes;
+    // every value it receives a place of its own in what crosses, after the
+    // entering state, 16-byte aligned, within the workspace's floats.
+    const int64_t dk = scheduleValue(dict, "dk"),
+                  dv = scheduleValue(dict, "dv");
+    const int64_t stride = scheduleValue(dict, "state_stride")
+                               ? scheduleValue(dict, "state_stride")
+                               : scheduleValue(dict, "value_tile");
+    const int64_t floats = scheduleValue(dict, "out_shared_bytes") / 4;
+    const int64_t crossing = scheduleValue(dict, "out_workspace_floats");
+    rec::TileExtents whole{chunked.getChunkSize(),
+                           chunked.getSubstepsPerToken(), dk, dv};
+    llvm::SmallVector<std::pair<int64_t, int64_t>> received;
+    for (mlir::Operation *op : ops) {
+      if (op->getNumResults() != 1)
+        continue; // the output
+      auto type = llvm::cast<rec::TileType>(op->getResult(0).getType());
+      auto place = op->getAttrOfType<mlir::IntegerAttr>("rec.out_smem_offset");
+      EXPECT_TRUE(place) << what;
+      if (!place)
+        continue;
+      int64_t at = place.getInt();
+      EXPECT_GE(at, dk * stride) << what;
+      EXPECT_LE(at + extents.elements(type), floats) << what;
+      if (runs(op))
+        continue;
+      auto in =
+          op->getAttrOfType<mlir::IntegerAttr>("rec.out_workspace_offset");
+      EXPECT_TRUE(in) << what;
+      if (!in)
+        continue;
+      EXPECT_EQ(in.getInt() % 4, 0) << what;
+      EXPECT_GE(in.getInt(), dk * dv) << what;
+      EXPECT_LE(in.getInt() + whole.elements(type), crossing) << what;
+      for (auto [begin, end] : received)
+        EXPECT_TRUE(in.getInt() + whole.elements(type) <= begin ||
+                    end <= in.getInt())
+            << what << ": two received values share the workspace";
+      received.push_back({in.getInt(), in.getInt() + whole.elements(type)});
+    }
   });
   EXPECT_GT(outPlans, 20);
 }

@@ -77,6 +77,12 @@ private:
   /// so reading them shows), then the scan ops chunk after chunk.
   void runSequenceSplit(int64_t seq, int64_t h, DenseState &state,
                         PrologueEvaluator &prologue, HostTensor &o) {
+    // (Segments hand over states, not each chunk's entering one.)
+    if (segments > 1 && chunked->hasAttr("rec.out_phase")) {
+      error = "an out phase runs from each chunk's entering state: not "
+              "with a sequence in segments";
+      return;
+    }
     std::vector<TileMap> kept, toOut; // a chunk's: to the scan, to out
     Block &body = chunked.getBody().front();
     for (int64_t t0 = shape.seqBegin[seq]; t0 < shape.seqEnd[seq]; t0 += C) {
@@ -87,11 +93,11 @@ private:
         return;
       TileMap &outgoing = toOut.emplace_back();
       // A prep value as it crosses through the workspace (marked `attr`):
-      // "last_row" keeps its last row only, rec.half rounds it to bf16.
-      // (The out phase's copy stays float32, as rec-schedule's out
-      // workspace holds it: `half` only for the scan's.)
-      auto handOver = [&](Operation &op, StringRef attr, StringRef rows,
-                          bool half) -> std::optional<Tile> {
+      // "last_row" keeps its last row only; to the scan, rec.half rounds it
+      // to bf16 (the out phase's copy stays float32, as rec-schedule's out
+      // workspace holds it).
+      auto handOver = [&](Operation &op, StringRef attr,
+                          StringRef rows) -> std::optional<Tile> {
         auto found = op.getNumResults() ? tiles.find(op.getResult(0))
                                         : tiles.end();
         if (found == tiles.end()) {
@@ -105,7 +111,8 @@ private:
           for (int64_t i = 0; i + 1 < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = std::nan("");
-        if (half && rounding.halfWorkspace && op.hasAttr("rec.half"))
+        if (attr == "rec.to_scan" && rounding.halfWorkspace &&
+            op.hasAttr("rec.half"))
           for (int64_t i = 0; i < t.rows; ++i)
             for (int64_t j = 0; j < t.cols; ++j)
               t.at(i, j) = roundToBf16(t.at(i, j));
@@ -115,15 +122,14 @@ private:
         // What the out phase receives, whole (a value may cross to the
         // scan as its last row and to the out phase as all of it).
         if (op.hasAttr("rec.to_out")) {
-          std::optional<Tile> t =
-              handOver(op, "rec.to_out", "all", /*half=*/false);
+          std::optional<Tile> t = handOver(op, "rec.to_out", "all");
           if (!t)
             return;
           outgoing[op.getResult(0)] = std::move(*t);
         }
         if (auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan")) {
           std::optional<Tile> t =
-              handOver(op, "rec.to_scan", toScan.getValue(), /*half=*/true);
+              handOver(op, "rec.to_scan", toScan.getValue());
           if (!t)
             return;
           crossing[op.getResult(0)] = std::move(*t);
@@ -131,15 +137,8 @@ private:
       }
       kept.push_back(std::move(crossing));
     }
-    if (segments > 1) {
-      // (Segments hand over states, not each chunk's entering one.)
-      if (chunked->hasAttr("rec.out_phase")) {
-        error = "an out phase runs from each chunk's entering state: not "
-                "with a sequence in segments";
-        return;
-      }
+    if (segments > 1)
       return scanBySegments(seq, h, state, prologue, o, kept);
-    }
     bool outPhase = chunked->hasAttr("rec.out_phase");
     // With an out phase: what each chunk's out ops receive, its entering
     // state, the prep values marked rec.to_out and the scan values marked

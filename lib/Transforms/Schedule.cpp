@@ -132,6 +132,12 @@ void hoistPrepOps(Block &body, bool keepOrder) {
   }
 }
 
+/// The phase rec-split-scan gave `op` ("" for none).
+StringRef phaseOf(Operation *op) {
+  auto attr = op->getAttrOfType<StringAttr>("rec.phase");
+  return attr ? attr.getValue() : StringRef("");
+}
+
 /// Puts independent key-side Grams of the prep side by side, two at a
 /// time: the later one, with the prep ops it needs that stand between the
 /// two, moves up to just after the earlier one, which is marked
@@ -685,10 +691,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
         }))
       stateStride = valueTile + 8;
     const int64_t stateFloats = dk * stateStride;
-    auto phase = [](Operation *op) {
-      auto attr = op->getAttrOfType<StringAttr>("rec.phase");
-      return attr ? attr.getValue() : StringRef("");
-    };
+    auto phase = phaseOf;
     prepFloats = 0;
     // The prep kernel runs the key-side ops of its chunk once, then the
     // value-side ones (those with a value axis, and what reads them) for
@@ -960,12 +963,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     }
     if (!chunked->hasAttr("rec.out_phase"))
       return 0;
-    auto phase = [](Operation *op) {
-      auto attr = op->getAttrOfType<StringAttr>("rec.phase");
-      return attr ? attr.getValue() : StringRef("");
-    };
-    auto runs = [&](Operation *op) {
-      return phase(op) == "out" || phase(op) == "both";
+    auto runs = [](Operation *op) {
+      return phaseOf(op) == "out" || phaseOf(op) == "both";
     };
     SmallVector<Operation *> ops;
     for (Operation &op : body)

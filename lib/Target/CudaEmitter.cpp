@@ -46,6 +46,8 @@ struct CudaSchedule {
   int64_t workspaceHalfBytes = 0, stageHalfBytes = 0; // the same, 16-bit outputs
   int64_t workspaceHalfLeanBytes = 0; // without raw input rows (0: none)
   int64_t stateStride = 0; // floats between rows of S in shared memory
+  int64_t outSharedBytes = 0;     // with an out phase: its kernel's
+  int64_t outWorkspaceFloats = 0; // what crosses to it a (chunk, value head)
   bool bf16Products = false; // tensor-core products on bf16 operands
   bool decodeQuads = false; // decode: a thread's rows consecutive, vectors by 4
   int64_t decodeRawRows = -1;    // decode: roles of 2 to this many rows load
@@ -84,6 +86,8 @@ struct CudaSchedule {
     workspaceHalfLeanBytes = get("workspace_half_lean_bytes");
     stageHalfBytes = get("stage_half_bytes");
     stateStride = get("state_stride");
+    outSharedBytes = get("out_shared_bytes");
+    outWorkspaceFloats = get("out_workspace_floats");
     auto products = dyn_cast_or_null<StringAttr>(dict.get("products"));
     bf16Products = products && products.getValue() == "bf16";
     decodeQuads = get("decode_quads") != 0;
@@ -155,9 +159,16 @@ public:
     out.workspaceHalfLeanBytesPerChunk = s.workspaceHalfLeanBytes;
     out.stagesWorkspace = s.stageFloats > 0;
     out.stagesInTwoBuffers = out.stagesWorkspace && s.stageBuffers == 2;
+    outPhase = chunkedOp->hasAttr("rec.out_phase");
     emitHeader(out.header);
     if (!emitDevice(out.device, error))
       return false;
+    if (!split) // (planned, but no prep kernel runs: nothing crosses)
+      out.prepSharedBytes = 0;
+    if (outPhase) {
+      out.outSharedBytes = s.outSharedBytes;
+      out.outWorkspaceBytesPerChunk = s.outWorkspaceFloats * 4;
+    }
     out.prefillTensorCoreSharedBytes =
         prefillTensorCoreBytes(); // (split known)
     emitLauncher(out.launcher, out.prefillSharedBytes,
@@ -234,6 +245,9 @@ private:
           "slots a row, reused in turn\n"
        << "                          (chunk i in slot i mod chunk_slots); 0: "
           "one a chunk */\n"
+       << (outPhase ? "  void *out_workspace; /* what the scan hands the out "
+                      "kernel: each chunk's entering state */\n"
+                    : "")
        << "} rkc_" << name << "_kernel_params;\n\n";
     os << "/* The prefill's chunk (tokens), and the bytes a (chunk, value "
           "head) of its workspace\n * holds (--split-scan 1; 0 for one "
@@ -247,6 +261,13 @@ private:
       os << "#define RKC_" << U << "_WORKSPACE_BYTES_16_LEAN "
          << s.workspaceHalfLeanBytes
          << " /* 16-bit outputs, raw input rows staged from the inputs */\n";
+    if (outPhase)
+      os << "/* What the scan hands the out kernel a (chunk, value head) "
+            "(--out-phase). */\n"
+         << "#define RKC_" << U << "_OUT_WORKSPACE_BYTES "
+         << s.outWorkspaceFloats * 4 << " /* float32 outputs */\n"
+         << "#define RKC_" << U << "_OUT_WORKSPACE_BYTES_16 "
+         << s.outWorkspaceFloats * 2 << " /* 16-bit outputs */\n";
     os << "\n";
     os << "/* Prefill: the chunked algorithm over whole sequences. */\n"
        << "rkc_status rkc_" << name << "_fwd(CUstream stream, const rkc_"
@@ -2533,11 +2554,12 @@ private:
       auto attr = op.getAttrOfType<StringAttr>("rec.phase");
       return attr ? attr.getValue() : StringRef("");
     };
-    planFusedSums(body, which == "prep" ? prepOffsets : offsets, phase);
+    planFusedSums(body, offsetsOf(which), phase);
     planProductOperands(body, offsets, phase);
-    planNegations(body, which == "prep" ? prepOffsets : offsets, phase);
-    registerState = which != "prep" && planRegisterState(body);
-    if (which != "prep")
+    planNegations(body, offsetsOf(which), phase);
+    registerState =
+        (which == "scan" || which == "all") && planRegisterState(body);
+    if (which == "scan" || which == "all")
       stateInRegisters = registerState;
     planBarriers(body, phase);
     planRowPairs(body, phase);
@@ -2549,10 +2571,10 @@ private:
     // product scales from S, nor a sum the output adds: nothing names
     // those).
     for (Operation &op : body) {
-      bool here = which == "all" || phase(op) == "both" ||
-                  phase(op) == which ||
-                  (which == "scan" && op.hasAttr("rec.to_scan") &&
-                   !s.stageFloats);
+      bool here =
+          (which == "all" && phase(op) != "out") || phase(op) == "both" ||
+          phase(op) == which ||
+          (which == "scan" && op.hasAttr("rec.to_scan") && !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState ||
           scaledIntoProduct.contains(&op) || addedByOutput.contains(&op) ||
           pairedFirst.contains(&op) || negFoldedIntoScaling.contains(&op) ||
@@ -2562,7 +2584,7 @@ private:
       for (Value r : op.getResults()) {
         if (!here || (which == "prep" && op.hasAttr("rec.to_workspace")))
           continue;
-        int64_t offset = (which == "prep" ? prepOffsets : offsets).lookup(r);
+        int64_t offset = offsetsOf(which).lookup(r);
         if (productOperands.count(r))
           ks << "  rkc::tile::Operand<TensorCores> *const " << tile(r) << " = "
              << pointerCast("rkc::tile::Operand<TensorCores> *",
@@ -2599,6 +2621,22 @@ private:
         if (perValueTile)
           ks << "  }\n";
       }
+      ks << "  }\n";
+      return text;
+    }
+    if (which == "out") {
+      // One chunk: its entering state from where the scan stored it, then
+      // the ops the output needs, from their own row loads.
+      ks << "  {\n"
+         << "    const Crossing<TensorCores> *const entering = "
+            "outWorkspace<TensorCores>(p, seq, t0, hv);\n"
+         << "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
+         << "      S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e "
+            "/ BV) * DV + v0 + e % BV]);\n"
+         << "    __syncthreads();\n";
+      for (Operation &op : body)
+        if (phase(op) == "out" || phase(op) == "both")
+          emitChunkOp(&op, ks);
       ks << "  }\n";
       return text;
     }
@@ -2670,7 +2708,21 @@ private:
     });
     if (s.prefetch && loadsRows)
       ks << prefetchChunk("t0 + C", "if (t0 + C < tEnd) ");
+    if (outPhase)
+      // Read before any op of the chunk writes S: the update comes after
+      // the loads of its operands, each closed by a barrier.
+      ks << "    { // the chunk's entering state, which the out kernel "
+            "starts from\n"
+         << "      Crossing<TensorCores> *const to = "
+            "outWorkspace<TensorCores>(p, seq, t0, hv);\n"
+         << "      for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
+         << "        to[(e / BV) * DV + v0 + e % BV] =\n"
+         << "            rkc::tile::fromFloat<Crossing<TensorCores>>(S[(e / "
+            "BV) * SLD + e % BV]);\n"
+         << "    }\n";
     for (Operation &op : body) {
+      if (phase(op) == "out")
+        continue; // the out kernel's
       if (which == "scan" && phase(op) == "prep") {
         if (op.hasAttr("rec.to_scan") && !s.stageFloats)
           emitWorkspaceCopy(&op, /*store=*/false, ks);
@@ -2715,9 +2767,17 @@ private:
 
   bool emitDevice(std::string &text, std::string &error) {
     Block &body = chunkedOp.getBody().front();
-    if (chunkedOp->hasAttr("rec.out_phase")) {
-      // rec-schedule plans it (rec.out_smem_offset); no kernel runs it yet.
-      error = "the out phase (rec-split-scan out-phase) has no kernel yet";
+    if (outPhase &&
+        (s.workspaceFloats > 0 || s.outWorkspaceFloats != s.dk * s.dv ||
+         llvm::any_of(body, [](Operation &op) {
+           return op.hasAttr("rec.to_out") || op.hasAttr("rec.scan_to_out");
+         }))) {
+      // rec-schedule plans these too; the kernels do not hand them over
+      // yet.
+      error = "the out phase (rec-split-scan out-phase) has a kernel only "
+              "where the chunk's entering state is all that crosses to it "
+              "(no prep kernel, nothing marked rec.to_out or "
+              "rec.scan_to_out)";
       return false;
     }
     int id = 0;
@@ -2729,7 +2789,8 @@ private:
         auto offset = op.getAttrOfType<IntegerAttr>("rec.smem_offset");
         auto prepOffset =
             op.getAttrOfType<IntegerAttr>("rec.prep_smem_offset");
-        if (!offset && !prepOffset) {
+        auto outOffset = op.getAttrOfType<IntegerAttr>("rec.out_smem_offset");
+        if (!offset && !prepOffset && !outOffset) {
           error = "a chunk op has no rec.smem_offset: run --rec-schedule";
           return false;
         }
@@ -2737,11 +2798,14 @@ private:
           offsets[r] = offset.getInt();
         if (prepOffset)
           prepOffsets[r] = prepOffset.getInt();
+        if (outOffset)
+          outOffsets[r] = outOffset.getInt();
       }
 
     // The kernel bodies first: they decide which row functions exist.
     split = chunkedOp->hasAttr("rec.split_scan") && s.workspaceFloats > 0;
     std::string kernelText = bodyText(body, split ? "scan" : "all");
+    bool scanStoresO = !outputRows.empty();
     size_t prepBegin = profiledOps.size();
     writingPrep = true;
     std::string prepText;
@@ -2754,6 +2818,13 @@ private:
         op->moveBefore(&body, body.end());
     }
     writingPrep = false;
+    size_t outBegin = profiledOps.size();
+    std::string outText;
+    bool outStoresO = false;
+    if (outPhase) {
+      outText = bodyText(body, "out");
+      outStoresO = !outputRows.empty();
+    }
     if (!unsupported.empty()) {
       error = "the CUDA emitter has no code for '" + unsupported + "'";
       return false;
@@ -2844,6 +2915,7 @@ private:
           "p.value_heads + hv) *\n"
        << "         (!TensorCores ? WS_FLOATS * 4 : p.rows_from_inputs ? "
           "WS_HALF_LEAN_BYTES : WS_HALF_BYTES);\n}\n\n"
+       << outWorkspaceFunction()
        << R"([[maybe_unused]] __device__ inline float load(const rkc_tensor &t, int64_t offset) {
   switch (t.dtype) {
   case RKC_BF16:
@@ -3289,13 +3361,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  const int64_t leavingRow = ((p.carry_out ? seq : slot) * "
           "p.value_heads + hv) * DK;\n"
        << "  float *const S = smem; // the state slice, DK x BV, rows SLD floats apart\n";
-    if (outputRowsPerToken)
-      os << "  // Where the products store o's rows (OutputRows): this block's "
-            "columns of o\n  // from oBase, two a store where the layout "
-            "allows.\n"
-         << "  const int64_t oBase = row * p.a.o.stride[0] + hv * "
-            "p.a.o.stride[2] + v0 * p.a.o.stride[3];\n"
-         << "  const bool oPairs = OutputRows::pairsFit(p);\n";
+    if (scanStoresO)
+      os << outputBase();
     std::string sharedInit =
         "  for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
         "    S[(e / BV) * SLD + e % BV] = entering ? entering[(enteringRow + "
@@ -3360,15 +3427,15 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  const unsigned heads = static_cast<unsigned>(p.value_heads);\n"
          << "  const int64_t hv = blockIdx.x % heads, seq = blockIdx.z;\n"
          << kernelPreamble()
-         << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / "
+         << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x "
+            "/ "
             "heads)) * C;\n"
          << "  if (t0 >= eos)\n    return;\n"
          << "#ifdef RKC_PROFILE_OPS\n"
          << "  long long profile[" << profiledOps.size()
          << "] = {}, profileStart = 0;\n  (void)profile;\n"
          << "#endif\n"
-         << prepText
-         << profilePrinter("rkc-profile-prep", prepBegin, profiledOps.size())
+         << prepText << profilePrinter("rkc-profile-prep", prepBegin, outBegin)
          << "}\n\n";
       // Blocks an SM the prep's shared memory allows (1 KB of an SM's
       // reserved a block), at most rec-schedule's prep-blocks (default 4):
@@ -3384,8 +3451,82 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << blocksMacro("RKC_PREP_BLOCKS", s.prepSharedBytes, s.prepBlocks, 64)
          << kernelPair("prep", "RKC_PREP_BLOCKS");
     }
+    if (outPhase) {
+      os << "// The out kernel (--out-phase): one block per (chunk, value "
+            "head) x value tile x\n// sequence, every chunk at once after "
+            "the scan, computes the chunk's output\n// from its entering "
+            "state (outWorkspace) and its own rows.\n"
+         << "template <bool TensorCores>\n"
+         << "__device__ __forceinline__ void out(const Params &p) {\n"
+         << "  extern __shared__ float4 outSmem[];\n"
+         << "  float *const smem = reinterpret_cast<float *>(outSmem);\n"
+         << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
+         << "  (void)warp, (void)lane;\n"
+         << "  // x: the chunks one after another, the value heads of each in "
+            "turn (as the prep's).\n"
+         << "  const unsigned heads = static_cast<unsigned>(p.value_heads);\n"
+         << "  const int64_t hv = blockIdx.x % heads, v0 = blockIdx.y * BV, "
+            "seq = blockIdx.z;\n"
+         << kernelPreamble()
+         << "  const int64_t t0 = bos + (int64_t)(blockIdx.x / heads) * C;\n"
+         << "  if (t0 >= eos)\n    return;\n"
+         << "  float *const S = smem; // the entering state's slice, DK x BV, "
+            "rows SLD floats apart\n"
+         << (outStoresO ? outputBase() : "") << "#ifdef RKC_PROFILE_OPS\n"
+         << "  long long profile[" << profiledOps.size()
+         << "] = {}, profileStart = 0;\n  (void)profile;\n"
+         << "#endif\n"
+         << outText
+         << profilePrinter("rkc-profile-out", outBegin, profiledOps.size())
+         << "}\n\n"
+         << "// The out kernel's registers leave room for as many blocks an SM "
+            "as its shared\n// memory does (at least 64 registers a thread).\n"
+         << blocksMacro("RKC_OUT_BLOCKS", s.outSharedBytes, 4, 64)
+         << kernelPair("out", "RKC_OUT_BLOCKS");
+    }
     emitDecodeKernel(os);
     return true;
+  }
+
+  /// With an out phase, where a (chunk, value head) of what crosses to it
+  /// lies: a chunk slot each, as chunkWorkspace's without a ring.
+  std::string outWorkspaceFunction() const {
+    if (!outPhase)
+      return "";
+    return "/// What the scan hands the out kernel for the chunk of sequence "
+           "`seq` starting at\n/// token t0 (its entering state, DK x DV): "
+           "a chunk slot each, as chunkWorkspace's\n/// (the out phase runs "
+           "in no segments, so without a ring).\n"
+           "constexpr int64_t OUT_WS_FLOATS = " +
+           std::to_string(s.outWorkspaceFloats) +
+           ";\n"
+           "template <bool TensorCores>\n"
+           "__device__ inline Crossing<TensorCores> *outWorkspace(const "
+           "Params &p, int64_t seq,\n"
+           "                                                     int64_t t0, "
+           "int64_t hv) {\n"
+           "  const int64_t perSeq = (p.length + C - 1) / C;\n"
+           "  const int64_t slot = p.a.cu_seqlens ? seq + t0 / C : seq * "
+           "perSeq + t0 / C;\n"
+           "  return static_cast<Crossing<TensorCores> *>(p.out_workspace) + "
+           "(slot * p.value_heads + hv) * OUT_WS_FLOATS;\n}\n\n";
+  }
+
+  /// Where a kernel's products store o's rows (OutputRows).
+  static std::string outputBase() {
+    return "  // Where the products store o's rows (OutputRows): this block's "
+           "columns of o\n  // from oBase, two a store where the layout "
+           "allows.\n"
+           "  const int64_t oBase = row * p.a.o.stride[0] + hv * "
+           "p.a.o.stride[2] + v0 * p.a.o.stride[3];\n"
+           "  const bool oPairs = OutputRows::pairsFit(p);\n";
+  }
+
+  /// Shared-memory offsets of the kernel `which` (bodyText's) plans.
+  const llvm::DenseMap<Value, int64_t> &offsetsOf(StringRef which) const {
+    return which == "prep"  ? prepOffsets
+           : which == "out" ? outOffsets
+                            : offsets;
   }
 
   /// `#define name` (unless defined) to the blocks an SM whose shared memory
@@ -4048,7 +4189,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  p->workspace = NULL;\n"
        << "  p->chunk_begin = 0;\n  p->chunk_end = INT64_MAX;\n"
        << "  p->carry = NULL;\n  p->carry_in = p->carry_out = 0;\n"
-       << "  p->chunk_slots = 0;\n";
+       << "  p->chunk_slots = 0;\n"
+       << (outPhase ? "  p->out_workspace = NULL;\n" : "");
     // The scan of the kernels for 16-bit outputs stages raw input rows
     // (rec.raw_input) from the inputs where each one's layout allows
     // 16-byte copies: bf16 like the workspace would hold them, a unit last
@@ -4088,6 +4230,20 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "RKC_" << upper() << "_WORKSPACE_BYTES_16);\n}\n\n";
     else
       os << "  (void)p;\n  return 0;\n}\n\n";
+    if (outPhase)
+      os << "/* What the scan hands the out kernel: a (chunk slot, value "
+            "head) each, slots as the\n * split kernels' workspace has them "
+            "without a ring. */\n"
+         << "static size_t rkc_" << name << "_out_workspace_bytes(const rkc_"
+         << name << "_kernel_params *p) {\n"
+         << "  const int64_t perSeq = (p->length + " << C << " - 1) / " << C
+         << ";\n"
+         << "  const int64_t slots = p->a.cu_seqlens ? p->num_seqs + perSeq : "
+            "p->batch * perSeq;\n"
+         << "  return perSeq == 0 ? 0 : (size_t)slots * p->value_heads *\n"
+         << "         (p->a.o.dtype == RKC_F32 ? RKC_" << upper()
+         << "_OUT_WORKSPACE_BYTES : RKC_" << upper()
+         << "_OUT_WORKSPACE_BYTES_16);\n}\n\n";
     if (split) {
       // At small B x H the scan's blocks leave SMs idle through its chunk
       // after chunk walk; the chunks then run in segments, the prep of one
@@ -4150,7 +4306,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
        << "  const rkc_status status = rkc_" << name
        << "_prepare(args, &params);\n"
        << "  if (status)\n    return status;\n"
-       << "  *bytes = rkc_" << name << "_workspace_bytes(&params);\n";
+       << "  *bytes = rkc_" << name << "_workspace_bytes(&params)"
+       << (outPhase ? " + rkc_" + name + "_out_workspace_bytes(&params)" : "")
+       << ";\n";
     if (split)
       os << "  CUstream side = NULL;\n"
          << "  if (*bytes) { /* as a call on the legacy default stream would "
@@ -4188,6 +4346,49 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         // bf16 tolerance); float32 outputs keep float32 products.
         kernelName = "params.a.o.dtype == RKC_F32 ? " + kernelName +
                      " : \"rkc_" + name + "_" + kernel + "_tc\"";
+      if (fwd && outPhase) {
+        // The scan, then the out kernel over every chunk at once; what
+        // crosses between them is stream-ordered memory (as the split
+        // kernels' workspace).
+        std::string module = "&rkc_" + name + "_module";
+        std::string outName = "params.a.o.dtype == RKC_F32 ? \"rkc_" + name +
+                              "_out_kernel\" : \"rkc_" + name +
+                              "_out_kernel_tc\"";
+        os << "  const int64_t perSeq = (params.length + " << C << " - 1) / "
+           << C << ";\n"
+           << "  if (perSeq == 0 || !rkc_" << name << "_module.image)\n"
+           << "    return rkc_launch(" << module << ", " << kernelName
+           << ", grid, block, " << smem
+           << ", stream, &params, sizeof params);\n"
+           << "  if ((uint64_t)perSeq * (uint64_t)params.value_heads > "
+              "0x7fffffffu)\n"
+           << "    return rkc_fail(RKC_ERROR_SHAPE, \"@" << name
+           << ": %lld chunks of %lld value heads are more out blocks than "
+              "a grid row holds\",\n"
+           << "                    (long long)perSeq, (long long)"
+              "params.value_heads);\n"
+           << "  if ((status = rkc_stream_alloc(&params.out_workspace, rkc_"
+           << name << "_out_workspace_bytes(&params), stream)))\n"
+           << "    return status;\n"
+           << "  status = rkc_launch(" << module << ", " << kernelName
+           << ", grid, block, " << smem
+           << ", stream, &params, sizeof "
+              "params);\n"
+           << "  /* x: the chunks one after another, the value heads of each "
+              "in turn. */\n"
+           << "  const unsigned outGrid[3] = {(unsigned)(perSeq * "
+              "params.value_heads), "
+           << s.dv / s.valueTile << ", (unsigned)params.num_seqs};\n"
+           << "  if (!status)\n"
+           << "    status = rkc_launch(" << module << ", " << outName
+           << ", outGrid, block, " << s.outSharedBytes
+           << ", stream, &params, sizeof params);\n"
+           << "  const rkc_status freed = "
+              "rkc_stream_free(params.out_workspace, "
+              "stream);\n"
+           << "  return status ? status : freed;\n}\n\n";
+        continue;
+      }
       if (fwd && split) {
         // The prep kernel over every chunk at once, then the scan; the
         // workspace between them is stream-ordered memory. Without tokens,
@@ -4313,13 +4514,14 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
   SpecPlan plan, decodePlan;
   std::string name;
   int64_t m = 1, C = 1;
-  llvm::DenseMap<Value, int64_t> offsets, prepOffsets;
+  llvm::DenseMap<Value, int64_t> offsets, prepOffsets, outOffsets;
   llvm::DenseMap<Value, int> valueIds;
   std::set<std::tuple<int64_t, RowRole, Axis>> rowFunctions;
   /// The prefill's row functions in two parts (emitRowRawFunctions).
   std::set<std::tuple<int64_t, RowRole, Axis>> rawRowFunctions;
   std::vector<std::string> profiledOps; // chunk ops, in kernel order
   bool split = false; // prep and scan kernels (--rec-split-scan)
+  bool outPhase = false; // an out kernel after the scan (rec.out_phase)
   std::string emitting; // the kernel bodyText is writing: all, prep or scan
   bool writingPrep = false; // the prep kernel's body (its value columns: PBV)
   std::string unsupported; // a chunk op the emitter cannot print

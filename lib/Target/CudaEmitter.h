@@ -36,6 +36,10 @@ struct CudaKernels {
   int64_t prepSharedBytes = 0, workspaceBytesPerChunk = 0;
   int64_t prepValueTile = 0; // its value-side columns at a time (split kernels)
   int64_t workspaceHalfBytesPerChunk = 0; // for 16-bit outputs
+  /// With an out phase (--out-phase): the out kernel's shared memory, and
+  /// what the scan hands it a (chunk, value head) (float32 outputs; half
+  /// that for 16-bit ones). 0 otherwise.
+  int64_t outSharedBytes = 0, outWorkspaceBytesPerChunk = 0;
   /// The same when the scan stages its raw input rows from the inputs (a
   /// launcher's choice by the inputs' layout; 0: no such rows).
   int64_t workspaceHalfLeanBytesPerChunk = 0;

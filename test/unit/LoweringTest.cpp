@@ -788,10 +788,11 @@ TEST(SharedMemoryPlan, ScanNoTwoLiveTilesShareAFloat) {
   EXPECT_GT(plans, 100);
 }
 
-// rec-schedule plans an out phase, but no kernel runs it yet: the CUDA
-// emitter says so rather than print kernels that leave the output out.
-TEST(SharedMemoryPlan, TheEmitterRefusesAnOutPhase) {
-  LoadedSpec spec("kda");
+/// Emits `name` with an out phase (chunk 32); false with `error` set where
+/// the emitter refuses.
+static bool emitWithOutPhase(const std::string &name, CudaKernels &kernels,
+                             std::string &error) {
+  LoadedSpec spec(name);
   mlir::MLIRContext *context = spec.op().getContext();
   auto lower = [&](bool chunked) {
     mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -811,13 +812,57 @@ TEST(SharedMemoryPlan, TheEmitterRefusesAnOutPhase) {
   };
   mlir::OwningOpRef<mlir::ModuleOp> chunked = lower(true),
                                     decode = lower(false);
+  return emitCudaKernels(*chunked->getOps<rec::RecurrenceOp>().begin(),
+                         *decode->getOps<rec::RecurrenceOp>().begin(), kernels,
+                         error);
+}
+
+// Where more than the entering state crosses to the out phase (a delta
+// factor's U and the prep's Gram), the out kernel has no code for it yet:
+// the emitter says so rather than print kernels that leave the output out.
+TEST(OutPhase, TheEmitterRefusesWhatItCannotHandOver) {
   CudaKernels kernels;
   std::string error;
-  EXPECT_FALSE(emitCudaKernels(*chunked->getOps<rec::RecurrenceOp>().begin(),
-                               *decode->getOps<rec::RecurrenceOp>().begin(),
-                               kernels, error));
-  EXPECT_THAT(error, ::testing::HasSubstr("the out phase (rec-split-scan "
-                                          "out-phase) has no kernel yet"));
+  EXPECT_FALSE(emitWithOutPhase("kda", kernels, error));
+  EXPECT_THAT(error, ::testing::HasSubstr("has a kernel only where the "
+                                          "chunk's entering state is all "
+                                          "that crosses to it"));
+}
+
+// Linear attention: the scan carries the state alone and stores each
+// chunk's entering state; the out kernel loads it and computes the output;
+// the launcher runs one after the other and counts what crosses.
+TEST(OutPhase, LinearAttentionGetsAnOutKernel) {
+  CudaKernels kernels;
+  std::string error;
+  ASSERT_TRUE(emitWithOutPhase("linear_attention", kernels, error)) << error;
+  const std::string &cu = kernels.device;
+  size_t prefill = cu.find("void prefill(const Params &p)");
+  size_t out = cu.find("void out(const Params &p)");
+  ASSERT_NE(prefill, std::string::npos);
+  ASSERT_NE(out, std::string::npos);
+  ASSERT_LT(prefill, out);
+  std::string scan = cu.substr(prefill, out - prefill),
+              outBody = cu.substr(out);
+  // The scan: the entering state stored, no output.
+  EXPECT_THAT(scan, ::testing::HasSubstr("outWorkspace<TensorCores>(p, seq, "
+                                         "t0, hv);"));
+  EXPECT_THAT(scan, ::testing::Not(::testing::HasSubstr("OutputRows{")));
+  EXPECT_THAT(scan, ::testing::Not(::testing::HasSubstr("rows query")));
+  // The out kernel: the state loaded, the query rows, o stored.
+  EXPECT_THAT(outBody, ::testing::HasSubstr("rkc::tile::toFloat(entering["));
+  EXPECT_THAT(outBody, ::testing::HasSubstr("rows query"));
+  EXPECT_THAT(outBody, ::testing::HasSubstr("OutputRows{"));
+  EXPECT_THAT(cu, ::testing::HasSubstr("rkc_linear_attention_out_kernel_tc"));
+  EXPECT_THAT(kernels.header, ::testing::HasSubstr("void *out_workspace;"));
+  EXPECT_THAT(kernels.launcher,
+              ::testing::HasSubstr("\"rkc_linear_attention_out_kernel_tc\""));
+  EXPECT_THAT(kernels.launcher,
+              ::testing::HasSubstr("+ rkc_linear_attention_out_workspace_"
+                                   "bytes(&params)"));
+  EXPECT_GT(kernels.outSharedBytes, 0);
+  EXPECT_EQ(kernels.outWorkspaceBytesPerChunk, 128 * 128 * 4);
+  EXPECT_EQ(kernels.prepSharedBytes, 0); // no prep kernel runs
 }
 
 // The out phase's plan (rec.out_smem_offset, after the state slice): its

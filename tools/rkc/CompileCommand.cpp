@@ -186,6 +186,16 @@ cl::opt<int64_t> splitScan("split-scan", cl::sub(compileCommand), cl::init(1),
                                     "after chunk; 0: one kernel, no "
                                     "workspace"),
                            cl::cat(compileCategory));
+cl::opt<int64_t> outPhase(
+    "out-phase", cl::sub(compileCommand), cl::init(0),
+    cl::desc("1: what only the output needs (Q S, the chunk's own "
+             "attention, the stores of o) runs after the scan in an out "
+             "kernel, every chunk at once, from each chunk's entering state, "
+             "which the scan stores (16 bits for 16-bit outputs); the scan "
+             "carries the state alone. Needs --split-scan 1; for now only "
+             "where the entering state is all the out kernel receives "
+             "(linear attention). 0 (default): the scan computes the output"),
+    cl::cat(compileCategory));
 cl::list<std::string> params("param", cl::sub(compileCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -282,6 +292,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   std::string name = specOp.getSymName().str();
   // The switches the lowering reads (rec-schedule checks its own options).
   for (auto [option, value] : {std::pair{"split-scan", request.splitScan},
+                               {"out-phase", request.outPhase},
                                {"factor-products", request.factorProducts},
                                {"sink-row-scales", request.sinkRowScales}})
     if (value != 0 && value != 1) {
@@ -289,6 +300,10 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
               ") must be 0 or 1";
       return false;
     }
+  if (request.outPhase && !request.splitScan) {
+    error = "out-phase 1 needs split-scan 1";
+    return false;
+  }
   rec::RecScheduleOptions schedule;
   schedule.dk = request.dk;
   schedule.dv = request.dv;
@@ -326,6 +341,11 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     // The scan kernel then loads no input rows: what it reads crosses
     // through the workspace and is staged while the previous chunk runs.
     lowering.keepRows = lowering.splitScan;
+    // The out kernel loads the rows it reads itself: rows kept for the scan
+    // would cross to it through memory as well.
+    lowering.outPhase = request.outPhase != 0;
+    if (lowering.outPhase)
+      lowering.keepRows = false;
     // A chunk whose tiles do not fit in shared memory fails to schedule:
     // try the next smaller one.
     OwningOpRef<ModuleOp> chunked =
@@ -509,6 +529,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
               ? " pair-grams=" + std::to_string(request.pairGrams)
               : "")
       << (request.padAddendRows ? "" : " pad-addend-rows=0")
+      << (request.outPhase ? " out-phase=1" : "")
       << " products=" << request.products << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B"
       << (kernels.prefillTensorCoreSharedBytes != kernels.prefillSharedBytes
@@ -532,6 +553,13 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
                                "inputs"
                          : std::string()) +
                     ") a chunk and value head"
+              : std::string())
+      << (kernels.outSharedBytes
+              ? ", out " + std::to_string(kernels.outSharedBytes) +
+                    " B; from the scan " +
+                    std::to_string(kernels.outWorkspaceBytesPerChunk) + " B (" +
+                    std::to_string(kernels.outWorkspaceBytesPerChunk / 2) +
+                    " B for 16-bit outputs) a chunk and value head"
               : std::string())
       << "\n"
       << "  wrote     " << name << ".h, " << name << ".cu, " << name
@@ -856,6 +884,7 @@ int runCompile() {
   request.scanSegments = scanSegments;
   request.products = products;
   request.splitScan = splitScan;
+  request.outPhase = outPhase;
   request.params.assign(params.begin(), params.end());
   request.noFatbin = noFatbin;
   if (request.chunkSize < 0 || (chunkSize.getNumOccurrences() && !request.chunkSize)) {

@@ -63,6 +63,10 @@ struct CompileRequest {
   int64_t scanSegments = 4;
   int64_t splitScan = 1; // 1: a prep kernel over all chunks, then the scan;
                          // 0: one kernel
+  // 1: what only the output needs runs after the scan in a kernel of its
+  // own, every chunk at once, from each chunk's entering state (rec-split-
+  // scan's out-phase); 0: in the scan. Not a knob of `rkc tune` (yet).
+  int64_t outPhase = 0;
   // The tensor-core products of the kernels for 16-bit outputs: "tf32" or
   // "bf16" (a number format, the same for every variant of a tuned compile).
   std::string products = "bf16";

@@ -1,0 +1,50 @@
+// rkc compile --out-phase 1: the scan carries the state alone and stores each
+// chunk's entering state (16 bits for 16-bit outputs); an out kernel, one block
+// per (chunk, value head) x value tile x sequence, loads it and computes the
+// output from its own rows; the launcher runs the scan, then the out kernel,
+// with what crosses between them in stream-ordered memory.
+// RUN: rm -rf %t && rkc compile %rkc_src/examples/specs/linear_attention.mlir -o %t --no-fatbin --out-phase 1 | FileCheck %s --check-prefix=SUMMARY
+// RUN: FileCheck %s --input-file=%t/linear_attention.cu
+// RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/linear_attention_launch.c
+// RUN: FileCheck %s --check-prefix=HEADER --input-file=%t/linear_attention.h
+// RUN: not rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --out-phase 1 2>&1 | FileCheck %s --check-prefix=REFUSED
+// RUN: not rkc compile %rkc_src/examples/specs/linear_attention.mlir -o %t.one --no-fatbin --out-phase 1 --split-scan 0 2>&1 | FileCheck %s --check-prefix=ONEKERNEL
+// RUN: not rkc compile %rkc_src/examples/specs/linear_attention.mlir -o %t.two --no-fatbin --out-phase 2 2>&1 | FileCheck %s --check-prefix=BADVALUE
+
+// SUMMARY: out-phase=1
+// SUMMARY: out {{[0-9]+}} B; from the scan 65536 B (32768 B for 16-bit outputs) a chunk and value head
+
+// CHECK: constexpr int64_t OUT_WS_FLOATS = 16384;
+// CHECK: __device__ inline Crossing<TensorCores> *outWorkspace(
+// CHECK: void prefill(const Params &p) {
+// CHECK: for (int64_t t0 = tBegin; t0 < tEnd; t0 += C) {
+// CHECK-NEXT: { // the chunk's entering state, which the out kernel starts from
+// CHECK-NEXT: Crossing<TensorCores> *const to = outWorkspace<TensorCores>(p, seq, t0, hv);
+// CHECK-NOT: rec.chunk.rows query
+// CHECK-NOT: OutputRows{
+// CHECK: S = A B + S, the chunk's new state
+// CHECK: void out(const Params &p) {
+// CHECK: const int64_t t0 = bos + (int64_t)(blockIdx.x / heads) * C;
+// CHECK: const Crossing<TensorCores> *const entering = outWorkspace<TensorCores>(p, seq, t0, hv);
+// CHECK: S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e / BV) * DV + v0 + e % BV]);
+// CHECK: rec.chunk.rows query
+// CHECK: rkc::tile::matmul<TensorCores, 128>({{tile[0-9]+}}, S,
+// CHECK: rec.chunk.gram
+// CHECK: OutputRows{p, t0, eos, oBase, oPairs}
+// CHECK: rkc_linear_attention_out_kernel_tc(const Params p) {
+
+// LAUNCH: static size_t rkc_linear_attention_out_workspace_bytes(
+// LAUNCH: *bytes = rkc_linear_attention_workspace_bytes(&params) + rkc_linear_attention_out_workspace_bytes(&params);
+// LAUNCH: rkc_stream_alloc(&params.out_workspace, rkc_linear_attention_out_workspace_bytes(&params), stream)
+// LAUNCH: "rkc_linear_attention_prefill_kernel_tc"
+// LAUNCH: const unsigned outGrid[3] = {(unsigned)(perSeq * params.value_heads), 4, (unsigned)params.num_seqs};
+// LAUNCH: "rkc_linear_attention_out_kernel_tc", outGrid
+// LAUNCH: rkc_stream_free(params.out_workspace, stream);
+
+// HEADER: void *out_workspace;
+// HEADER: #define RKC_LINEAR_ATTENTION_OUT_WORKSPACE_BYTES 65536
+// HEADER: #define RKC_LINEAR_ATTENTION_OUT_WORKSPACE_BYTES_16 32768
+
+// REFUSED: has a kernel only where the chunk's entering state is all that crosses to it
+// ONEKERNEL: out-phase 1 needs split-scan 1
+// BADVALUE: out-phase (2) must be 0 or 1

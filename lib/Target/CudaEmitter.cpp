@@ -2574,6 +2574,7 @@ private:
       bool here =
           (which == "all" && phase(op) != "out") || phase(op) == "both" ||
           phase(op) == which ||
+          (which == "out" && op.hasAttr("rec.scan_to_out")) ||
           (which == "scan" && op.hasAttr("rec.to_scan") && !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState ||
           scaledIntoProduct.contains(&op) || addedByOutput.contains(&op) ||
@@ -2632,8 +2633,16 @@ private:
             "outWorkspace<TensorCores>(p, seq, t0, hv);\n"
          << "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
          << "      S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e "
-            "/ BV) * DV + v0 + e % BV]);\n"
-         << "    __syncthreads();\n";
+            "/ BV) * DV + v0 + e % BV]);\n";
+      for (Operation &op : body)
+        if (op.hasAttr("rec.scan_to_out"))
+          ks << "    // from the scan: " << tile(op.getResult(0)) << "\n"
+             << "    for (int e = threadIdx.x; e < " << nrows(op.getResult(0))
+             << " * BV; e += THREADS)\n"
+             << "      " << tile(op.getResult(0))
+             << "[e] = rkc::tile::toFloat(entering[" << outWorkspaceAt(&op)
+             << " + (e / BV) * DV + v0 + e % BV]);\n";
+      ks << "    __syncthreads();\n";
       for (Operation &op : body)
         if (phase(op) == "out" || phase(op) == "both")
           emitChunkOp(&op, ks);
@@ -2708,18 +2717,29 @@ private:
     });
     if (s.prefetch && loadsRows)
       ks << prefetchChunk("t0 + C", "if (t0 + C < tEnd) ");
-    if (outPhase)
+    if (outPhase) {
       // Read before any op of the chunk writes S: the update comes after
-      // the loads of its operands, each closed by a barrier.
+      // the products or loads of its operands, each closed by a barrier.
+      // The kernel for bf16 products that keeps S in registers stores its
+      // bf16 shadow, which its products read.
+      std::string fromS = "rkc::tile::fromFloat<Crossing<TensorCores>>(S[(e "
+                          "/ BV) * SLD + e % BV])";
       ks << "    { // the chunk's entering state, which the out kernel "
             "starts from\n"
          << "      Crossing<TensorCores> *const to = "
             "outWorkspace<TensorCores>(p, seq, t0, hv);\n"
-         << "      for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-         << "        to[(e / BV) * DV + v0 + e % BV] =\n"
-         << "            rkc::tile::fromFloat<Crossing<TensorCores>>(S[(e / "
-            "BV) * SLD + e % BV]);\n"
-         << "    }\n";
+         << "      for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n";
+      if (registerState)
+        ks << "        if constexpr (TensorCores)\n"
+           << "          to[(e / BV) * DV + v0 + e % BV] = S16[(e / BV) * SLD "
+              "+ e % BV];\n"
+           << "        else\n"
+           << "          to[(e / BV) * DV + v0 + e % BV] = " << fromS << ";\n";
+      else
+        ks << "        to[(e / BV) * DV + v0 + e % BV] =\n"
+           << "            " << fromS << ";\n";
+      ks << "    }\n";
+    }
     for (Operation &op : body) {
       if (phase(op) == "out")
         continue; // the out kernel's
@@ -2729,6 +2749,8 @@ private:
         continue;
       }
       emitChunkOp(&op, ks);
+      if (op.hasAttr("rec.scan_to_out"))
+        emitOutCopy(&op, ks);
     }
     if (which == "scan" && s.stageFloats && s.stageBuffers == 1)
       // One buffer: the next chunk's copies start once every thread is
@@ -2767,17 +2789,20 @@ private:
 
   bool emitDevice(std::string &text, std::string &error) {
     Block &body = chunkedOp.getBody().front();
-    if (outPhase &&
-        (s.workspaceFloats > 0 || s.outWorkspaceFloats != s.dk * s.dv ||
-         llvm::any_of(body, [](Operation &op) {
-           return op.hasAttr("rec.to_out") || op.hasAttr("rec.scan_to_out");
-         }))) {
+    if (outPhase && llvm::any_of(body, [](Operation &op) {
+          auto type = op.getNumResults()
+                          ? dyn_cast<TileType>(op.getResult(0).getType())
+                          : TileType();
+          return op.hasAttr("rec.to_out") ||
+                 (op.hasAttr("rec.scan_to_out") &&
+                  (!type || type.getRows() != Axis::chunk ||
+                   type.getCols() != Axis::value));
+        })) {
       // rec-schedule plans these too; the kernels do not hand them over
       // yet.
       error = "the out phase (rec-split-scan out-phase) has a kernel only "
-              "where the chunk's entering state is all that crosses to it "
-              "(no prep kernel, nothing marked rec.to_out or "
-              "rec.scan_to_out)";
+              "where what crosses to it is the chunk's entering state and "
+              "(chunk, value) tiles of the scan (nothing marked rec.to_out)";
       return false;
     }
     int id = 0;
@@ -3510,6 +3535,38 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            "perSeq + t0 / C;\n"
            "  return static_cast<Crossing<TensorCores> *>(p.out_workspace) + "
            "(slot * p.value_heads + hv) * OUT_WS_FLOATS;\n}\n\n";
+  }
+
+  /// The element of the out workspace where `op`'s value starts
+  /// (rec.out_workspace_offset).
+  static std::string outWorkspaceAt(Operation *op) {
+    auto at = op->getAttrOfType<IntegerAttr>("rec.out_workspace_offset");
+    return std::to_string(at ? at.getInt() : 0);
+  }
+
+  /// The scan's copy of a value the out kernel reads (rec.scan_to_out),
+  /// a (chunk, value) tile, to the out workspace, all dv columns of a
+  /// (chunk, value head) (this block's value tile of them).
+  void emitOutCopy(Operation *op, llvm::raw_ostream &os) {
+    Value v = op->getResult(0);
+    if (pairedFirst.contains(op) || outputRows.contains(v) ||
+        productOperands.count(v) || paddedStride(v) || !offsets.count(v)) {
+      unsupported = opComment(op).substr(3) +
+                    "', which the out phase reads, kept where no float32 "
+                    "tile of its own holds it";
+      return;
+    }
+    os << "    { // for the out kernel: " << tile(v) << "\n"
+       << "      Crossing<TensorCores> *const to = "
+          "outWorkspace<TensorCores>(p, seq, t0, hv) + "
+       << outWorkspaceAt(op) << ";\n"
+       << "      for (int e = threadIdx.x; e < " << nrows(v)
+       << " * BV; e += THREADS)\n"
+       << "        to[(e / BV) * DV + v0 + e % BV] = "
+          "rkc::tile::fromFloat<Crossing<TensorCores>>("
+       << tile(v) << "[e]);\n"
+       << "    }\n"
+       << "    __syncthreads(); // the next op may reuse its space\n";
   }
 
   /// Where a kernel's products store o's rows (OutputRows).
@@ -4318,7 +4375,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "    params.chunk_slots = rkc_" << name
          << "_chunk_slots(&params, segments);\n"
          << "    *bytes = rkc_" << name << "_workspace_bytes(&params) + rkc_"
-         << name << "_carry_bytes(&params, segments);\n  }\n";
+         << name << "_carry_bytes(&params, segments)"
+         << (outPhase ? " + rkc_" + name + "_out_workspace_bytes(&params)" : "")
+         << ";\n  }\n";
     os << "  return RKC_SUCCESS;\n}\n\n";
     for (auto [kind, kernel, bytes] :
          {std::tuple{"fwd", "prefill_kernel", prefillBytes},
@@ -4346,14 +4405,28 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         // bf16 tolerance); float32 outputs keep float32 products.
         kernelName = "params.a.o.dtype == RKC_F32 ? " + kernelName +
                      " : \"rkc_" + name + "_" + kernel + "_tc\"";
-      if (fwd && outPhase) {
+      // The out kernel after the scan (every segment's), over every chunk
+      // at once.
+      std::string outName = "params.a.o.dtype == RKC_F32 ? \"rkc_" + name +
+                            "_out_kernel\" : \"rkc_" + name +
+                            "_out_kernel_tc\"";
+      std::string outLaunch =
+          "  /* x: the chunks one after another, the value heads of each in "
+          "turn. */\n"
+          "  const unsigned outGrid[3] = {(unsigned)(perSeq * "
+          "params.value_heads), " +
+          std::to_string(s.dv / s.valueTile) +
+          ", (unsigned)params.num_seqs};\n"
+          "  if (!status)\n"
+          "    status = rkc_launch(&rkc_" +
+          name + "_module, " + outName + ", outGrid, block, " +
+          std::to_string(s.outSharedBytes) +
+          ", stream, &params, sizeof params);\n";
+      if (fwd && outPhase && !split) {
         // The scan, then the out kernel over every chunk at once; what
         // crosses between them is stream-ordered memory (as the split
         // kernels' workspace).
         std::string module = "&rkc_" + name + "_module";
-        std::string outName = "params.a.o.dtype == RKC_F32 ? \"rkc_" + name +
-                              "_out_kernel\" : \"rkc_" + name +
-                              "_out_kernel_tc\"";
         os << "  const int64_t perSeq = (params.length + " << C << " - 1) / "
            << C << ";\n"
            << "  if (perSeq == 0 || !rkc_" << name << "_module.image)\n"
@@ -4374,15 +4447,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << ", grid, block, " << smem
            << ", stream, &params, sizeof "
               "params);\n"
-           << "  /* x: the chunks one after another, the value heads of each "
-              "in turn. */\n"
-           << "  const unsigned outGrid[3] = {(unsigned)(perSeq * "
-              "params.value_heads), "
-           << s.dv / s.valueTile << ", (unsigned)params.num_seqs};\n"
-           << "  if (!status)\n"
-           << "    status = rkc_launch(" << module << ", " << outName
-           << ", outGrid, block, " << s.outSharedBytes
-           << ", stream, &params, sizeof params);\n"
+           << outLaunch
            << "  const rkc_status freed = "
               "rkc_stream_free(params.out_workspace, "
               "stream);\n"
@@ -4431,11 +4496,20 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "_workspace_bytes(&params);\n"
            << "  if ((status = rkc_stream_alloc((void **)&params.workspace, "
               "workspace + rkc_"
-           << name << "_carry_bytes(&params, segments), stream)))\n"
+           << name << "_carry_bytes(&params, segments)"
+           << (outPhase ? " + rkc_" + name + "_out_workspace_bytes(&params)"
+                        : "")
+           << ", stream)))\n"
            << "    return status;\n"
            << "  if (segments > 1)\n"
            << "    params.carry = (float *)((unsigned char *)params.workspace "
               "+ workspace);\n"
+           << (outPhase ? "  /* What the scan hands the out kernel, after "
+                          "the carry. */\n"
+                          "  params.out_workspace = (unsigned char "
+                          "*)params.workspace + workspace + rkc_" +
+                              name + "_carry_bytes(&params, segments);\n"
+                        : "")
            << "  /* x: a segment's chunks one after another, the value heads "
               "of each in turn. */\n"
            << "  const unsigned prepGrid[3] = {(unsigned)(per * "
@@ -4474,6 +4548,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "      status = status ? status : joined;\n"
            << "    }\n"
            << "  }\n"
+           << (outPhase ? outLaunch : "")
            << "  const rkc_status freed = rkc_stream_free(params.workspace, "
               "stream);\n"
            << "  return status ? status : freed;\n}\n\n";

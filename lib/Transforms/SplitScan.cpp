@@ -31,6 +31,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <functional>
+
 namespace rkc::rec {
 #define GEN_PASS_DEF_RECSPLITSCAN
 #include "Rec/Passes.h.inc"
@@ -148,6 +150,57 @@ void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
           return phase[user] == Phase::scan;
         }))
       phase[&op] = onlyScanUses(&op) ? Phase::scan : Phase::both;
+
+  // 3b. With out-phase: row loads, and cumulative sums of row loads, that
+  //     out ops read from the prep are redone in the out phase (a copy
+  //     before the first out op that reads it): loading a chunk's rows and
+  //     summing its gates again costs less than a tile a chunk through
+  //     memory (fla's chunk_fwd_o loads q, k and g itself too). So are
+  //     negations of such values (a DPLR strength's -α).
+  if (outPhase) {
+    std::function<bool(Operation *)> recomputable = [&](Operation *op) {
+      if (isa<ChunkRowsOp>(op))
+        return true;
+      if (!isa<ChunkCumsumOp, ChunkNegOp>(op))
+        return false;
+      Operation *def = op->getOperand(0).getDefiningOp();
+      return def && recomputable(def);
+    };
+    llvm::DenseMap<Operation *, Operation *> copyOf;
+    std::function<Value(Operation *, Operation *)> outCopy =
+        [&](Operation *op, Operation *before) -> Value {
+      if (Operation *copy = copyOf.lookup(op))
+        return copy->getResult(0);
+      OpBuilder builder(before);
+      Operation *copy = builder.clone(*op);
+      phase[copy] = Phase::out;
+      copyOf[op] = copy;
+      for (OpOperand &operand : copy->getOpOperands())
+        if (Operation *def = operand.get().getDefiningOp();
+            def && phase[def] == Phase::prep)
+          operand.set(outCopy(def, copy));
+      return copy->getResult(0);
+    };
+    SmallVector<Operation *> ops =
+        llvm::map_to_vector(body, [](Operation &op) { return &op; });
+    for (Operation *op : ops) {
+      if (phase[op] != Phase::prep || !recomputable(op))
+        continue;
+      SmallVector<OpOperand *> outUses;
+      for (OpOperand &use : op->getUses())
+        if (phase[use.getOwner()] == Phase::out)
+          outUses.push_back(&use);
+      if (outUses.empty())
+        continue;
+      Operation *first = outUses.front()->getOwner();
+      for (OpOperand *use : outUses)
+        if (use->getOwner()->isBeforeInBlock(first))
+          first = use->getOwner();
+      Value copy = outCopy(op, first);
+      for (OpOperand *use : outUses)
+        use->set(copy);
+    }
+  }
 
   // 4. The phases, and what crosses.
   Builder b(chunked.getContext());

@@ -7,7 +7,12 @@
 // RUN: FileCheck %s --input-file=%t/linear_attention.cu
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/linear_attention_launch.c
 // RUN: FileCheck %s --check-prefix=HEADER --input-file=%t/linear_attention.h
-// RUN: not rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --out-phase 1 2>&1 | FileCheck %s --check-prefix=REFUSED
+// With a prep kernel (GDN): the scan also hands over U (the out kernel redoes
+// the prep's row loads and gate sums), and the out kernel runs after every
+// segment's scan, from memory allocated after the workspace and the carry.
+// RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --out-phase 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=GDN --input-file=%t.gdn/gdn.cu
+// RUN: FileCheck %s --check-prefix=GDNLAUNCH --input-file=%t.gdn/gdn_launch.c
 // RUN: not rkc compile %rkc_src/examples/specs/linear_attention.mlir -o %t.one --no-fatbin --out-phase 1 --split-scan 0 2>&1 | FileCheck %s --check-prefix=ONEKERNEL
 // RUN: not rkc compile %rkc_src/examples/specs/linear_attention.mlir -o %t.two --no-fatbin --out-phase 2 2>&1 | FileCheck %s --check-prefix=BADVALUE
 
@@ -45,6 +50,25 @@
 // HEADER: #define RKC_LINEAR_ATTENTION_OUT_WORKSPACE_BYTES 65536
 // HEADER: #define RKC_LINEAR_ATTENTION_OUT_WORKSPACE_BYTES_16 32768
 
-// REFUSED: has a kernel only where the chunk's entering state is all that crosses to it
+// GDN: void prefill(const Params &p) {
+// GDN: { // the chunk's entering state, which the out kernel starts from
+// GDN: if constexpr (TensorCores)
+// GDN-NEXT: to[(e / BV) * DV + v0 + e % BV] = S16[(e / BV) * SLD + e % BV];
+// GDN: { // for the out kernel: [[U:tile[0-9]+]]
+// GDN-NEXT: Crossing<TensorCores> *const to = outWorkspace<TensorCores>(p, seq, t0, hv) + 16384;
+// GDN: __syncthreads(); // the next op may reuse its space
+// GDN: void prep(const Params &p) {
+// GDN: void out(const Params &p) {
+// GDN: // from the scan: [[U]]
+// GDN-NEXT: for (int e = threadIdx.x; e < 64 * BV; e += THREADS)
+// GDN-NEXT: [[U]][e] = rkc::tile::toFloat(entering[16384 + (e / BV) * DV + v0 + e % BV]);
+// GDN: rec.chunk.rows gate {{.*}}rec.phase = "out"
+// GDN: rec.chunk.cumsum
+
+// GDNLAUNCH: rkc_stream_alloc((void **)&params.workspace, workspace + rkc_gdn_carry_bytes(&params, segments) + rkc_gdn_out_workspace_bytes(&params), stream)
+// GDNLAUNCH: params.out_workspace = (unsigned char *)params.workspace + workspace + rkc_gdn_carry_bytes(&params, segments);
+// GDNLAUNCH: for (int64_t k = 0; k < segments && !status; ++k) {
+// GDNLAUNCH: "rkc_gdn_out_kernel_tc", outGrid
+// GDNLAUNCH: rkc_stream_free(params.workspace, stream);
 // ONEKERNEL: out-phase 1 needs split-scan 1
 // BADVALUE: out-phase (2) must be 0 or 1

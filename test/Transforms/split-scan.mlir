@@ -6,6 +6,9 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true" | not grep '"both"'
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true out-phase=true" | FileCheck %s --check-prefix=OUT
 // RUN: rkc-opt %rkc_src/examples/specs/linear_attention.mlir --rec-lower-chunked="chunk-size=64" --rec-split-scan="out-phase=true" | FileCheck %s --check-prefix=LAOUT
+// A DPLR strength's -α is redone in the out phase too: nothing of the prep's crosses to it.
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="out-phase=true" | not grep rec.to_out
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true out-phase=true" | not grep rec.to_out
 // RUN: rkc-opt %rkc_src/examples/specs/linear_attention.mlir --rec-lower-chunked="chunk-size=64" --rec-split-scan="out-phase=true" | not grep -e '"prep"' -e rec.to_out
 
 // keep-rows: the value rows the scan reads are a prep value that crosses,
@@ -76,17 +79,24 @@
 // output) runs after the scan, every chunk at once; the scan keeps U (the
 // state update reads it too, so it stays scan) for it. So do the prep ops
 // that only those read: the query rows, their decay, A_qk and A_qk V are
-// the out phase's own, and the prep hands over only what the scan reads
-// too (the gate's sums, β, the key and value rows). The state recursion is
-// all the scan does.
+// the out phase's own. What it reads of the prep's that the scan reads too
+// it redoes rather than receives: the gate's rows and their sums, β, the
+// key and value rows (copies before their first out reader). Only U, the
+// scan's, crosses (with the entering state). The state recursion is all
+// the scan does.
 // OUT: rec.chunked chunk_size(16) substeps_per_token(1) attributes {rec.out_phase, rec.split_scan}
-// OUT: %[[G:[0-9]+]] = rec.chunk.cumsum %{{[0-9]+}} {rec.phase = "prep", rec.to_out = "all", rec.to_scan = "last_row"}
+// OUT: %[[G:[0-9]+]] = rec.chunk.cumsum %{{[0-9]+}} {rec.phase = "prep", rec.to_scan = "last_row"}
 // OUT: %[[U:[0-9]+]] = rec.chunk.add %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "scan", rec.scan_to_out}
 // OUT: %[[QR:[0-9]+]] = rec.chunk.rows query {rec.phase = "out"}
-// OUT: %[[Q:[0-9]+]] = rec.chunk.decay_rows %[[QR]], %[[G]] {rec.phase = "out"}
+// OUT: %[[GR:[0-9]+]] = rec.chunk.rows gate {rec.phase = "out"}
+// OUT: %[[GO:[0-9]+]] = rec.chunk.cumsum %[[GR]] {rec.phase = "out"}
+// OUT: %[[Q:[0-9]+]] = rec.chunk.decay_rows %[[QR]], %[[GO]] {rec.phase = "out"}
 // OUT: rec.chunk.matmul %[[Q]], %arg0 {rec.phase = "out"}
-// OUT: rec.chunk.gram %[[QR]], %{{[0-9]+}} decay(%[[G]], %[[G]]) mask(lower) {rec.phase = "out"}
+// OUT: %[[KR:[0-9]+]] = rec.chunk.rows erase_along {rec.phase = "out"}
+// OUT: rec.chunk.gram %[[QR]], %[[KR]] decay(%[[GO]], %[[GO]]) mask(lower) {rec.phase = "out"}
+// OUT: rec.chunk.rows strength {rec.phase = "out"}
 // OUT: rec.chunk.matmul %{{[0-9]+}}, %[[U]] {rec.phase = "out"}
+// OUT: rec.chunk.rows value {rec.phase = "out"}
 // OUT: rec.chunk.output %{{[0-9]+}} {rec.phase = "out"}
 // Linear attention's out phase is fla's chunk_fwd_o: the query rows, the
 // Gram of the query and key rows, A V and Q S₀, from the key and value rows

@@ -789,9 +789,11 @@ TEST(SharedMemoryPlan, ScanNoTwoLiveTilesShareAFloat) {
 }
 
 /// Emits `name` with an out phase (chunk 32); false with `error` set where
-/// the emitter refuses.
-static bool emitWithOutPhase(const std::string &name, CudaKernels &kernels,
-                             std::string &error) {
+/// the emitter refuses. `mark` may change the lowered body first.
+static bool
+emitWithOutPhase(const std::string &name, CudaKernels &kernels,
+                 std::string &error,
+                 llvm::function_ref<void(rec::ChunkedOp)> mark = nullptr) {
   LoadedSpec spec(name);
   mlir::MLIRContext *context = spec.op().getContext();
   auto lower = [&](bool chunked) {
@@ -812,21 +814,62 @@ static bool emitWithOutPhase(const std::string &name, CudaKernels &kernels,
   };
   mlir::OwningOpRef<mlir::ModuleOp> chunked = lower(true),
                                     decode = lower(false);
-  return emitCudaKernels(*chunked->getOps<rec::RecurrenceOp>().begin(),
-                         *decode->getOps<rec::RecurrenceOp>().begin(), kernels,
-                         error);
+  auto spec0 = *chunked->getOps<rec::RecurrenceOp>().begin();
+  if (mark)
+    mark(mlir::cast<rec::ChunkedOp>(spec0.getTransition()));
+  return emitCudaKernels(spec0, *decode->getOps<rec::RecurrenceOp>().begin(),
+                         kernels, error);
 }
 
-// Where more than the entering state crosses to the out phase (a delta
-// factor's U and the prep's Gram), the out kernel has no code for it yet:
-// the emitter says so rather than print kernels that leave the output out.
+// A prep value handed to the out phase (rec.to_out: rec-split-scan redoes
+// every one the example specs have, so the mark is set by hand here) has no
+// code yet: the emitter says so rather than print kernels that leave it out.
 TEST(OutPhase, TheEmitterRefusesWhatItCannotHandOver) {
   CudaKernels kernels;
   std::string error;
-  EXPECT_FALSE(emitWithOutPhase("kda", kernels, error));
-  EXPECT_THAT(error, ::testing::HasSubstr("has a kernel only where the "
-                                          "chunk's entering state is all "
-                                          "that crosses to it"));
+  EXPECT_FALSE(emitWithOutPhase("kda", kernels, error, [](rec::ChunkedOp c) {
+    mlir::Operation &first = c.getBody().front().front();
+    first.setAttr("rec.to_out", mlir::StringAttr::get(c.getContext(), "all"));
+  }));
+  EXPECT_THAT(error, ::testing::HasSubstr("nothing marked rec.to_out"));
+}
+
+// A delta spec (split kernels): the scan stores each chunk's entering state
+// (the bf16 shadow where it keeps S in registers) and U, which the out
+// kernel loads beside the rows it loads itself; the launcher allocates what
+// crosses after the workspace and the carry, and runs the out kernel after
+// every segment's scan.
+TEST(OutPhase, KdaHandsUAndTheStateToTheOutKernel) {
+  CudaKernels kernels;
+  std::string error;
+  ASSERT_TRUE(emitWithOutPhase("kda", kernels, error)) << error;
+  const std::string &cu = kernels.device;
+  size_t prefill = cu.find("void prefill(const Params &p)");
+  size_t prep = cu.find("void prep(const Params &p)");
+  size_t out = cu.find("void out(const Params &p)");
+  ASSERT_NE(prefill, std::string::npos);
+  ASSERT_NE(prep, std::string::npos);
+  ASSERT_NE(out, std::string::npos);
+  std::string scan = cu.substr(prefill, prep - prefill),
+              outBody = cu.substr(out);
+  EXPECT_THAT(scan, ::testing::HasSubstr("// for the out kernel: "));
+  EXPECT_THAT(scan, ::testing::HasSubstr("the chunk's entering state, which "
+                                         "the out kernel starts from"));
+  EXPECT_THAT(scan, ::testing::Not(::testing::HasSubstr("OutputRows{")));
+  EXPECT_THAT(outBody, ::testing::HasSubstr("// from the scan: "));
+  EXPECT_THAT(outBody, ::testing::HasSubstr("rows query"));
+  EXPECT_THAT(outBody, ::testing::HasSubstr("rows gate"));
+  EXPECT_THAT(kernels.launcher,
+              ::testing::HasSubstr("params.out_workspace = (unsigned char "
+                                   "*)params.workspace + workspace + "
+                                   "rkc_kda_carry_bytes(&params, segments);"));
+  size_t loop = kernels.launcher.find("for (int64_t k = 0; k < segments");
+  size_t outLaunch = kernels.launcher.find("\"rkc_kda_out_kernel_tc\"");
+  ASSERT_NE(loop, std::string::npos);
+  ASSERT_NE(outLaunch, std::string::npos);
+  EXPECT_LT(loop, outLaunch);
+  // The entering state (128 x 128) and U (32 x 128), in floats.
+  EXPECT_EQ(kernels.outWorkspaceBytesPerChunk, (128 * 128 + 32 * 128) * 4);
 }
 
 // Linear attention: the scan carries the state alone and stores each

@@ -2634,18 +2634,22 @@ private:
          << "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
          << "      S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e "
             "/ BV) * DV + v0 + e % BV]);\n";
-      for (Operation &op : body)
-        if (op.hasAttr("rec.scan_to_out"))
-          ks << "    // from the scan: " << tile(op.getResult(0)) << "\n"
-             << "    for (int e = threadIdx.x; e < " << nrows(op.getResult(0))
-             << " * BV; e += THREADS)\n"
-             << "      " << tile(op.getResult(0))
-             << "[e] = rkc::tile::toFloat(entering[" << outWorkspaceAt(&op)
-             << " + (e / BV) * DV + v0 + e % BV]);\n";
       ks << "    __syncthreads();\n";
-      for (Operation &op : body)
-        if (phase(op) == "out" || phase(op) == "both")
+      // A value of the scan's is read back where its op stands, as the
+      // plan (rec.out_smem_offset) has it live from there on.
+      for (Operation &op : body) {
+        if (op.hasAttr("rec.scan_to_out")) {
+          Value v = op.getResult(0);
+          ks << "    // from the scan: " << tile(v) << "\n"
+             << "    for (int e = threadIdx.x; e < " << nrows(v)
+             << " * BV; e += THREADS)\n"
+             << "      " << tile(v) << "[e] = rkc::tile::toFloat(entering["
+             << outWorkspaceAt(&op) << " + (e / BV) * DV + v0 + e % BV]);\n"
+             << "    __syncthreads();\n";
+        } else if (phase(op) == "out" || phase(op) == "both") {
           emitChunkOp(&op, ks);
+        }
+      }
       ks << "  }\n";
       return text;
     }

@@ -15,6 +15,11 @@
 // RUN: FileCheck %s --check-prefix=GDNLAUNCH --input-file=%t.gdn/gdn_launch.c
 // RUN: not rkc compile %rkc_src/examples/specs/linear_attention.mlir -o %t.one --no-fatbin --out-phase 1 --split-scan 0 2>&1 | FileCheck %s --check-prefix=ONEKERNEL
 // RUN: not rkc compile %rkc_src/examples/specs/linear_attention.mlir -o %t.two --no-fatbin --out-phase 2 2>&1 | FileCheck %s --check-prefix=BADVALUE
+// With --keep-rows 1 the scan stages the rows it reads from the prep's
+// workspace (or the inputs) again; the out kernel still loads its own.
+// RUN: rm -rf %t.keep && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.keep --no-fatbin --out-phase 1 --keep-rows 1 | FileCheck %s --check-prefix=KEEP
+// RUN: FileCheck %s --check-prefix=KEEPCU --input-file=%t.keep/kda.cu
+// RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t.keep2 --no-fatbin --keep-rows 2 2>&1 | FileCheck %s --check-prefix=BADKEEP
 
 // SUMMARY: out-phase=1
 // SUMMARY: out {{[0-9]+}} B; from the scan 65536 B (32768 B for 16-bit outputs) a chunk and value head
@@ -72,3 +77,10 @@
 // GDNLAUNCH: rkc_stream_free(params.workspace, stream);
 // ONEKERNEL: out-phase 1 needs split-scan 1
 // BADVALUE: out-phase (2) must be 0 or 1
+// KEEP: out-phase=1 keep-rows=1
+// KEEP: where raw input rows are staged from the inputs
+// KEEPCU: void prefill(const Params &p) {
+// KEEPCU-NOT: rec.chunk.rows value {{.*}}rec.phase = "both"
+// KEEPCU: void out(const Params &p) {
+// KEEPCU: rec.chunk.rows value {{.*}}rec.phase = "out"
+// BADKEEP: keep-rows (2) must be 0 or 1

@@ -196,6 +196,13 @@ cl::opt<int64_t> outPhase(
              "where the entering state is all the out kernel receives "
              "(linear attention). 0 (default): the scan computes the output"),
     cl::cat(compileCategory));
+cl::opt<int64_t> keepRows(
+    "keep-rows", cl::sub(compileCommand), cl::init(-1),
+    cl::desc("Split kernels: 1 has the input rows the scan reads cross "
+             "from the prep kernel (the scan stages them while the chunk "
+             "before runs, or copies them from the inputs themselves); 0: "
+             "the scan loads them; -1 (default): 1, or 0 with --out-phase 1"),
+    cl::cat(compileCategory));
 cl::list<std::string> params("param", cl::sub(compileCommand),
                              cl::desc("Override a spec parameter, e.g. "
                                       "--param n=3"),
@@ -291,10 +298,12 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
                  CudaKernels &kernels, int64_t &chosen, std::string &error) {
   std::string name = specOp.getSymName().str();
   // The switches the lowering reads (rec-schedule checks its own options).
-  for (auto [option, value] : {std::pair{"split-scan", request.splitScan},
-                               {"out-phase", request.outPhase},
-                               {"factor-products", request.factorProducts},
-                               {"sink-row-scales", request.sinkRowScales}})
+  for (auto [option, value] :
+       {std::pair{"split-scan", request.splitScan},
+        {"out-phase", request.outPhase},
+        {"keep-rows", request.keepRows < 0 ? 0 : request.keepRows},
+        {"factor-products", request.factorProducts},
+        {"sink-row-scales", request.sinkRowScales}})
     if (value != 0 && value != 1) {
       error = std::string(option) + " (" + std::to_string(value) +
               ") must be 0 or 1";
@@ -341,11 +350,13 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     // The scan kernel then loads no input rows: what it reads crosses
     // through the workspace and is staged while the previous chunk runs.
     lowering.keepRows = lowering.splitScan;
-    // The out kernel loads the rows it reads itself: rows kept for the scan
-    // would cross to it through memory as well.
     lowering.outPhase = request.outPhase != 0;
+    // With an out phase, linear attention's scan then loads its own rows,
+    // and no prep kernel runs.
     if (lowering.outPhase)
       lowering.keepRows = false;
+    if (request.keepRows >= 0)
+      lowering.keepRows = lowering.splitScan && request.keepRows;
     // A chunk whose tiles do not fit in shared memory fails to schedule:
     // try the next smaller one.
     OwningOpRef<ModuleOp> chunked =
@@ -530,6 +541,9 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
               : "")
       << (request.padAddendRows ? "" : " pad-addend-rows=0")
       << (request.outPhase ? " out-phase=1" : "")
+      << (request.keepRows >= 0
+              ? " keep-rows=" + std::to_string(request.keepRows)
+              : "")
       << " products=" << request.products << "\n  shared    prefill "
       << kernels.prefillSharedBytes << " B"
       << (kernels.prefillTensorCoreSharedBytes != kernels.prefillSharedBytes
@@ -885,6 +899,7 @@ int runCompile() {
   request.products = products;
   request.splitScan = splitScan;
   request.outPhase = outPhase;
+  request.keepRows = keepRows;
   request.params.assign(params.begin(), params.end());
   request.noFatbin = noFatbin;
   if (request.chunkSize < 0 || (chunkSize.getNumOccurrences() && !request.chunkSize)) {

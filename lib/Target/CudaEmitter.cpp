@@ -2574,7 +2574,8 @@ private:
       bool here =
           (which == "all" && phase(op) != "out") || phase(op) == "both" ||
           phase(op) == which ||
-          (which == "out" && op.hasAttr("rec.scan_to_out")) ||
+          (which == "out" &&
+           (op.hasAttr("rec.scan_to_out") || op.hasAttr("rec.to_out"))) ||
           (which == "scan" && op.hasAttr("rec.to_scan") && !s.stageFloats);
       if (sumOfProduct.count(&op) || &op == sumIntoState ||
           scaledIntoProduct.contains(&op) || addedByOutput.contains(&op) ||
@@ -2637,8 +2638,13 @@ private:
       ks << "    __syncthreads();\n";
       // A value of the scan's is read back where its op stands, as the
       // plan (rec.out_smem_offset) has it live from there on.
+      if (split)
+        ks << "    unsigned char *const ws = chunkWorkspace<TensorCores>(p, "
+              "seq, t0, hv);\n";
       for (Operation &op : body) {
-        if (op.hasAttr("rec.scan_to_out")) {
+        if (op.hasAttr("rec.to_out")) {
+          emitWorkspaceCopy(&op, /*store=*/false, ks);
+        } else if (op.hasAttr("rec.scan_to_out")) {
           Value v = op.getResult(0);
           ks << "    // from the scan: " << tile(v) << "\n"
              << "    for (int e = threadIdx.x; e < " << nrows(v)
@@ -2797,7 +2803,9 @@ private:
           auto type = op.getNumResults()
                           ? dyn_cast<TileType>(op.getResult(0).getType())
                           : TileType();
-          return op.hasAttr("rec.to_out") ||
+          auto toScan = op.getAttrOfType<StringAttr>("rec.to_scan");
+          return (op.hasAttr("rec.to_out") &&
+                  (!toScan || toScan.getValue() != "all")) ||
                  (op.hasAttr("rec.scan_to_out") &&
                   (!type || type.getRows() != Axis::chunk ||
                    type.getCols() != Axis::value));
@@ -2805,8 +2813,9 @@ private:
       // rec-schedule plans these too; the kernels do not hand them over
       // yet.
       error = "the out phase (rec-split-scan out-phase) has a kernel only "
-              "where what crosses to it is the chunk's entering state and "
-              "(chunk, value) tiles of the scan (nothing marked rec.to_out)";
+              "where what crosses to it is the chunk's entering state, "
+              "(chunk, value) tiles of the scan, and prep values the scan "
+              "reads whole (rec.to_out only with rec.to_scan \"all\")";
       return false;
     }
     int id = 0;
@@ -3497,7 +3506,9 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  const int64_t hv = blockIdx.x % heads, v0 = blockIdx.y * BV, "
             "seq = blockIdx.z;\n"
          << kernelPreamble()
-         << "  const int64_t t0 = bos + (int64_t)(blockIdx.x / heads) * C;\n"
+         << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x "
+            "/ "
+            "heads)) * C;\n"
          << "  if (t0 >= eos)\n    return;\n"
          << "  float *const S = smem; // the entering state's slice, DK x BV, "
             "rows SLD floats apart\n"
@@ -4409,23 +4420,26 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
         // bf16 tolerance); float32 outputs keep float32 products.
         kernelName = "params.a.o.dtype == RKC_F32 ? " + kernelName +
                      " : \"rkc_" + name + "_" + kernel + "_tc\"";
-      // The out kernel after the scan (every segment's), over every chunk
-      // at once.
+      // The out kernel after a scan, over its chunks (`chunks` from
+      // `launched.chunk_begin` on) at once, indented by `indent`.
       std::string outName = "params.a.o.dtype == RKC_F32 ? \"rkc_" + name +
                             "_out_kernel\" : \"rkc_" + name +
                             "_out_kernel_tc\"";
-      std::string outLaunch =
-          "  /* x: the chunks one after another, the value heads of each in "
-          "turn. */\n"
-          "  const unsigned outGrid[3] = {(unsigned)(perSeq * "
-          "params.value_heads), " +
-          std::to_string(s.dv / s.valueTile) +
-          ", (unsigned)params.num_seqs};\n"
-          "  if (!status)\n"
-          "    status = rkc_launch(&rkc_" +
-          name + "_module, " + outName + ", outGrid, block, " +
-          std::to_string(s.outSharedBytes) +
-          ", stream, &params, sizeof params);\n";
+      auto outLaunch = [&](StringRef chunks, StringRef launched,
+                           StringRef indent) {
+        return (indent +
+                "/* x: the chunks one after another, the value heads of "
+                "each in turn. */\n" +
+                indent + "const unsigned outGrid[3] = {(unsigned)(" + chunks +
+                " * params.value_heads), " +
+                std::to_string(s.dv / s.valueTile) +
+                ", (unsigned)params.num_seqs};\n" + indent + "if (!status)\n" +
+                indent + "  status = rkc_launch(&rkc_" + name + "_module, " +
+                outName + ", outGrid, block, " +
+                std::to_string(s.outSharedBytes) + ", stream, &" + launched +
+                ", sizeof " + launched + ");\n")
+            .str();
+      };
       if (fwd && outPhase && !split) {
         // The scan, then the out kernel over every chunk at once; what
         // crosses between them is stream-ordered memory (as the split
@@ -4451,7 +4465,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << ", grid, block, " << smem
            << ", stream, &params, sizeof "
               "params);\n"
-           << outLaunch
+           << outLaunch("perSeq", "params", "  ")
            << "  const rkc_status freed = "
               "rkc_stream_free(params.out_workspace, "
               "stream);\n"
@@ -4538,6 +4552,12 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "      break;\n"
            << "    status = "
            << launch(kernelName, "grid", smem, "stream", "scan") << ";\n"
+           << (outPhase ? "    /* This segment's outputs, before the prep of "
+                          "segment k + 2 (forked after\n"
+                          "     * what the stream then holds) reuses its "
+                          "workspace slots. */\n" +
+                              outLaunch("per", "scan", "    ")
+                        : "")
            << "    if (fork) {\n"
            << "      prep.chunk_begin = (k + 1) * per;\n"
            << "      if (!status)\n"
@@ -4552,7 +4572,6 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
            << "      status = status ? status : joined;\n"
            << "    }\n"
            << "  }\n"
-           << (outPhase ? outLaunch : "")
            << "  const rkc_status freed = rkc_stream_free(params.workspace, "
               "stream);\n"
            << "  return status ? status : freed;\n}\n\n";

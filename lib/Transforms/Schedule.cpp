@@ -952,7 +952,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
   /// (the state slice, as the scan keeps it). And what crosses to it, a
   /// chunk and value head each (`outWorkspaceFloats`, all dv columns): the
   /// entering state first (dk x dv), then each received value whole, at
-  /// `rec.out_workspace_offset`. Returns the plan's floats (0 without an
+  /// `rec.out_workspace_offset`, but for a prep value the scan reads whole
+  /// (rec.to_scan "all"), which the out kernel reads from the scan's
+  /// workspace. Returns the plan's floats (0 without an
   /// out phase).
   int64_t planOut(ChunkedOp chunked) {
     outSharedBytes = outWorkspaceFloats = 0;
@@ -979,7 +981,10 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     TileExtents extents = extentsOf(chunked, dv);
     outWorkspaceFloats = dk * dv;
     for (Operation *op : ops) {
-      if (runs(op))
+      // (A prep value the scan reads whole is read from the scan's
+      // workspace, where it is already.)
+      auto toScan = op->getAttrOfType<StringAttr>("rec.to_scan");
+      if (runs(op) || (toScan && toScan.getValue() == "all"))
         continue;
       op->setAttr("rec.out_workspace_offset",
                   builder.getI64IntegerAttr(outWorkspaceFloats));

@@ -29,7 +29,9 @@
 #include "Rec/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <functional>
 
@@ -150,6 +152,61 @@ void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
           return phase[user] == Phase::scan;
         }))
       phase[&op] = onlyScanUses(&op) ? Phase::scan : Phase::both;
+
+  // 3a. With out-phase: a scan op that out ops read (a delta factor's U =
+  //     W S + U0), with the scan ops it reads in turn, is redone in the out
+  //     phase (copies before its first out reader) where that chain reads
+  //     nothing but the entering state, row loads and prep values, and is
+  //     short: the prep values then cross to it from the workspace the
+  //     scan reads them from too, and nothing chunk-sized crosses from the
+  //     scan (the entering states alone, as fla's h).
+  if (outPhase) {
+    constexpr size_t kLongestChain = 4;
+    SmallVector<Operation *> ops =
+        llvm::map_to_vector(body, [](Operation &op) { return &op; });
+    for (Operation *op : ops) {
+      if (phase[op] != Phase::scan || op->getNumResults() != 1 ||
+          llvm::none_of(op->getUsers(), [&](Operation *user) {
+            return phase[user] == Phase::out;
+          }))
+        continue;
+      // The chain, in block order; no decay_state (it reads a prep value's
+      // last row only, which is all the workspace may hold of it).
+      llvm::SetVector<Operation *> chain;
+      SmallVector<Operation *> work = {op};
+      bool redo = true;
+      while (!work.empty() && redo) {
+        Operation *x = work.pop_back_val();
+        if (!chain.insert(x))
+          continue;
+        redo = chain.size() <= kLongestChain && !isa<ChunkDecayStateOp>(x) &&
+               !isa<ChunkYieldOp, ChunkOutputOp>(x);
+        for (Value operand : x->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && phase[def] == Phase::scan)
+            work.push_back(def);
+      }
+      if (!redo)
+        continue;
+      SmallVector<Operation *> ordered(chain.begin(), chain.end());
+      llvm::sort(ordered, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+      Operation *first = nullptr;
+      for (Operation *user : op->getUsers())
+        if (phase[user] == Phase::out &&
+            (!first || user->isBeforeInBlock(first)))
+          first = user;
+      IRMapping copies;
+      OpBuilder builder(first);
+      for (Operation *x : ordered)
+        phase[builder.clone(*x, copies)] = Phase::out;
+      Value copy = copies.lookup(op->getResult(0));
+      op->getResult(0).replaceUsesWithIf(copy, [&](OpOperand &use) {
+        return phase[use.getOwner()] == Phase::out;
+      });
+    }
+  }
 
   // 3b. With out-phase: row loads, and cumulative sums of row loads, that
   //     out ops read from the prep are redone in the out phase (a copy

@@ -7,9 +7,10 @@
 // RUN: FileCheck %s --input-file=%t/linear_attention.cu
 // RUN: FileCheck %s --check-prefix=LAUNCH --input-file=%t/linear_attention_launch.c
 // RUN: FileCheck %s --check-prefix=HEADER --input-file=%t/linear_attention.h
-// With a prep kernel (GDN): the scan also hands over U (the out kernel redoes
-// the prep's row loads and gate sums), and the out kernel runs after every
-// segment's scan, from memory allocated after the workspace and the carry.
+// With a prep kernel (GDN): the out kernel redoes the prep's row loads and
+// gate sums, and U = W S + U₀ from W and U₀, which it reads from the scan's
+// workspace; it runs after each segment's scan, before a later segment's
+// prep reuses that workspace.
 // RUN: rm -rf %t.gdn && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.gdn --no-fatbin --out-phase 1 > /dev/null
 // RUN: FileCheck %s --check-prefix=GDN --input-file=%t.gdn/gdn.cu
 // RUN: FileCheck %s --check-prefix=GDNLAUNCH --input-file=%t.gdn/gdn_launch.c
@@ -34,7 +35,7 @@
 // CHECK-NOT: OutputRows{
 // CHECK: S = A B + S, the chunk's new state
 // CHECK: void out(const Params &p) {
-// CHECK: const int64_t t0 = bos + (int64_t)(blockIdx.x / heads) * C;
+// CHECK: const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / heads)) * C;
 // CHECK: const Crossing<TensorCores> *const entering = outWorkspace<TensorCores>(p, seq, t0, hv);
 // CHECK: S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e / BV) * DV + v0 + e % BV]);
 // CHECK: rec.chunk.rows query
@@ -59,21 +60,24 @@
 // GDN: { // the chunk's entering state, which the out kernel starts from
 // GDN: if constexpr (TensorCores)
 // GDN-NEXT: to[(e / BV) * DV + v0 + e % BV] = S16[(e / BV) * SLD + e % BV];
-// GDN: { // for the out kernel: [[U:tile[0-9]+]]
-// GDN-NEXT: Crossing<TensorCores> *const to = outWorkspace<TensorCores>(p, seq, t0, hv) + 16384;
-// GDN: __syncthreads(); // the next op may reuse its space
+// GDN-NOT: for the out kernel
 // GDN: void prep(const Params &p) {
 // GDN: void out(const Params &p) {
-// GDN: // from the scan: [[U]]
-// GDN-NEXT: for (int e = threadIdx.x; e < 64 * BV; e += THREADS)
-// GDN-NEXT: [[U]][e] = rkc::tile::toFloat(entering[16384 + (e / BV) * DV + v0 + e % BV]);
+// GDN: const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / heads)) * C;
+// GDN: unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, t0, hv);
+// GDN: // from the prep kernel:
 // GDN: rec.chunk.rows gate {{.*}}rec.phase = "out"
 // GDN: rec.chunk.cumsum
+// GDN: rkc::tile::matmul<TensorCores, 128>({{tile[0-9]+}}, S,
 
 // GDNLAUNCH: rkc_stream_alloc((void **)&params.workspace, workspace + rkc_gdn_carry_bytes(&params, segments) + rkc_gdn_out_workspace_bytes(&params), stream)
 // GDNLAUNCH: params.out_workspace = (unsigned char *)params.workspace + workspace + rkc_gdn_carry_bytes(&params, segments);
 // GDNLAUNCH: for (int64_t k = 0; k < segments && !status; ++k) {
-// GDNLAUNCH: "rkc_gdn_out_kernel_tc", outGrid
+// GDNLAUNCH: "rkc_gdn_prefill_kernel_tc", grid, block, {{.*}}, stream, &scan, sizeof scan);
+// GDNLAUNCH-NEXT: /* This segment's outputs
+// GDNLAUNCH: const unsigned outGrid[3] = {(unsigned)(per * params.value_heads), 4, (unsigned)params.num_seqs};
+// GDNLAUNCH: "rkc_gdn_out_kernel_tc", outGrid, block, {{[0-9]+}}, stream, &scan, sizeof scan);
+// GDNLAUNCH-NEXT: if (fork) {
 // GDNLAUNCH: rkc_stream_free(params.workspace, stream);
 // ONEKERNEL: out-phase 1 needs split-scan 1
 // BADVALUE: out-phase (2) must be 0 or 1

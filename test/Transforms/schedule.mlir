@@ -154,13 +154,14 @@
 // BF16: rec.chunked {{.*}}rec.schedule = {{{.*}}products = "bf16"
 // The out phase's kernel gets a plan of its own after the state slice
 // (rec.out_smem_offset; the state's rows 40 floats apart at value tile 32):
-// its ops, and what it receives where those ops stand (U from the scan;
-// the prep's rows and gate sums it redoes), each also given a place in
-// what crosses to it a chunk and value head (after the entering state's
-// 128 x 128 floats: U's 16 x 128). The scan's plan holds none of the out
-// ops.
-// OUTPHASE: out_shared_bytes = {{[0-9]+}} : i64, out_workspace_floats = 18432 : i64
-// OUTPHASE: rec.chunk.add {{.*}}rec.out_workspace_offset = 16384 : i64, rec.phase = "scan", rec.scan_to_out
+// its ops, and what it receives where those ops stand (W and U₀, which it
+// reads from the scan's workspace; the prep's rows and gate sums it
+// redoes). What crosses to it of its own a chunk and value head is the
+// entering state's 128 x 128 floats alone. The scan's plan holds none of
+// the out ops.
+// OUTPHASE: out_shared_bytes = {{[0-9]+}} : i64, out_workspace_floats = 16384 : i64
+// OUTPHASE: rec.chunk.matmul {{.*}}rec.out_smem_offset = {{[0-9]+}} : i64, rec.phase = "prep", rec.prep_smem_offset = {{[0-9]+}} : i64, {{.*}}rec.to_out = "all", rec.to_scan = "all"
+// OUTPHASE-NOT: rec.out_workspace_offset
 // OUTPHASE: rec.chunk.rows query {rec.out_smem_offset = {{[0-9]+}} : i64, rec.phase = "out"}
 // OUTPHASE-NOT: rec.phase = "out", rec.smem_offset
 // THREADSTILE: error: rec-schedule: threads (64) must be a multiple of the value tile (128)

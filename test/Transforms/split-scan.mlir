@@ -6,9 +6,10 @@
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true" | not grep '"both"'
 // RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true out-phase=true" | FileCheck %s --check-prefix=OUT
 // RUN: rkc-opt %rkc_src/examples/specs/linear_attention.mlir --rec-lower-chunked="chunk-size=64" --rec-split-scan="out-phase=true" | FileCheck %s --check-prefix=LAOUT
-// A DPLR strength's -α is redone in the out phase too: nothing of the prep's crosses to it.
-// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="out-phase=true" | not grep rec.to_out
-// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true out-phase=true" | not grep rec.to_out
+// A DPLR strength's -α is redone in the out phase too: what crosses to it of
+// the prep's is what the scan reads whole, and nothing of the scan's does.
+// RUN: rkc-opt %rkc_src/examples/specs/eda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="out-phase=true" | not grep -e 'rec.to_out = "all"}' -e rec.scan_to_out
+// RUN: rkc-opt %rkc_src/examples/specs/kda.mlir --rec-lower-chunked="chunk-size=16" --rec-split-scan="keep-rows=true out-phase=true" | not grep -e 'rec.to_out = "all"}' -e rec.scan_to_out
 // RUN: rkc-opt %rkc_src/examples/specs/linear_attention.mlir --rec-lower-chunked="chunk-size=64" --rec-split-scan="out-phase=true" | not grep -e '"prep"' -e rec.to_out
 
 // keep-rows: the value rows the scan reads are a prep value that crosses,
@@ -81,12 +82,15 @@
 // that only those read: the query rows, their decay, A_qk and A_qk V are
 // the out phase's own. What it reads of the prep's that the scan reads too
 // it redoes rather than receives: the gate's rows and their sums, β, the
-// key and value rows (copies before their first out reader). Only U, the
-// scan's, crosses (with the entering state). The state recursion is all
-// the scan does.
+// key and value rows (copies before their first out reader). The scan's U
+// = W S + U₀ it redoes too, from W and U₀, which the scan reads from the
+// workspace as well (rec.to_out beside rec.to_scan): only the entering
+// state crosses from the scan. The state recursion is all the scan does.
 // OUT: rec.chunked chunk_size(16) substeps_per_token(1) attributes {rec.out_phase, rec.split_scan}
 // OUT: %[[G:[0-9]+]] = rec.chunk.cumsum %{{[0-9]+}} {rec.phase = "prep", rec.to_scan = "last_row"}
-// OUT: %[[U:[0-9]+]] = rec.chunk.add %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "scan", rec.scan_to_out}
+// OUT: %[[W:[0-9]+]] = rec.chunk.matmul %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "prep", rec.to_out = "all", rec.to_scan = "all"}
+// OUT: %[[U0:[0-9]+]] = rec.chunk.matmul %{{[0-9]+}}, %{{[0-9]+}} {rec.phase = "prep", rec.to_out = "all", rec.to_scan = "all"}
+// OUT: %[[SCANU:[0-9]+]] = rec.chunk.add %{{[0-9]+}}, %[[U0]] {rec.phase = "scan"}
 // OUT: %[[QR:[0-9]+]] = rec.chunk.rows query {rec.phase = "out"}
 // OUT: %[[GR:[0-9]+]] = rec.chunk.rows gate {rec.phase = "out"}
 // OUT: %[[GO:[0-9]+]] = rec.chunk.cumsum %[[GR]] {rec.phase = "out"}
@@ -95,6 +99,8 @@
 // OUT: %[[KR:[0-9]+]] = rec.chunk.rows erase_along {rec.phase = "out"}
 // OUT: rec.chunk.gram %[[QR]], %[[KR]] decay(%[[GO]], %[[GO]]) mask(lower) {rec.phase = "out"}
 // OUT: rec.chunk.rows strength {rec.phase = "out"}
+// OUT: %[[WS:[0-9]+]] = rec.chunk.matmul %[[W]], %arg0 {rec.phase = "out"}
+// OUT: %[[U:[0-9]+]] = rec.chunk.add %[[WS]], %[[U0]] {rec.phase = "out"}
 // OUT: rec.chunk.matmul %{{[0-9]+}}, %[[U]] {rec.phase = "out"}
 // OUT: rec.chunk.rows value {rec.phase = "out"}
 // OUT: rec.chunk.output %{{[0-9]+}} {rec.phase = "out"}

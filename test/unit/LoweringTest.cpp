@@ -821,9 +821,10 @@ emitWithOutPhase(const std::string &name, CudaKernels &kernels,
                          kernels, error);
 }
 
-// A prep value handed to the out phase (rec.to_out: rec-split-scan redoes
-// every one the example specs have, so the mark is set by hand here) has no
-// code yet: the emitter says so rather than print kernels that leave it out.
+// A prep value handed to the out phase that the scan's workspace does not
+// hold whole (rec.to_out without rec.to_scan "all": rec-split-scan makes
+// none for the example specs, so the mark is set by hand here) has no code
+// yet: the emitter says so rather than print kernels that leave it out.
 TEST(OutPhase, TheEmitterRefusesWhatItCannotHandOver) {
   CudaKernels kernels;
   std::string error;
@@ -831,15 +832,16 @@ TEST(OutPhase, TheEmitterRefusesWhatItCannotHandOver) {
     mlir::Operation &first = c.getBody().front().front();
     first.setAttr("rec.to_out", mlir::StringAttr::get(c.getContext(), "all"));
   }));
-  EXPECT_THAT(error, ::testing::HasSubstr("nothing marked rec.to_out"));
+  EXPECT_THAT(error, ::testing::HasSubstr("rec.to_out only with rec.to_scan"));
 }
 
 // A delta spec (split kernels): the scan stores each chunk's entering state
-// (the bf16 shadow where it keeps S in registers) and U, which the out
-// kernel loads beside the rows it loads itself; the launcher allocates what
-// crosses after the workspace and the carry, and runs the out kernel after
-// every segment's scan.
-TEST(OutPhase, KdaHandsUAndTheStateToTheOutKernel) {
+// (the bf16 shadow where it keeps S in registers) and nothing else; the out
+// kernel redoes U = W S + U0 from W and U0, which it reads from the scan's
+// workspace, beside the rows it loads itself; the launcher allocates what
+// crosses after the workspace and the carry, and runs each segment's out
+// kernel right after its scan.
+TEST(OutPhase, KdaHandsTheStateAloneToTheOutKernel) {
   CudaKernels kernels;
   std::string error;
   ASSERT_TRUE(emitWithOutPhase("kda", kernels, error)) << error;
@@ -852,11 +854,11 @@ TEST(OutPhase, KdaHandsUAndTheStateToTheOutKernel) {
   ASSERT_NE(out, std::string::npos);
   std::string scan = cu.substr(prefill, prep - prefill),
               outBody = cu.substr(out);
-  EXPECT_THAT(scan, ::testing::HasSubstr("// for the out kernel: "));
   EXPECT_THAT(scan, ::testing::HasSubstr("the chunk's entering state, which "
                                          "the out kernel starts from"));
+  EXPECT_THAT(scan, ::testing::Not(::testing::HasSubstr("for the out kernel")));
   EXPECT_THAT(scan, ::testing::Not(::testing::HasSubstr("OutputRows{")));
-  EXPECT_THAT(outBody, ::testing::HasSubstr("// from the scan: "));
+  EXPECT_THAT(outBody, ::testing::HasSubstr("// from the prep kernel: "));
   EXPECT_THAT(outBody, ::testing::HasSubstr("rows query"));
   EXPECT_THAT(outBody, ::testing::HasSubstr("rows gate"));
   EXPECT_THAT(kernels.launcher,
@@ -864,12 +866,15 @@ TEST(OutPhase, KdaHandsUAndTheStateToTheOutKernel) {
                                    "*)params.workspace + workspace + "
                                    "rkc_kda_carry_bytes(&params, segments);"));
   size_t loop = kernels.launcher.find("for (int64_t k = 0; k < segments");
+  size_t scanLaunch = kernels.launcher.find("&scan, sizeof scan", loop);
   size_t outLaunch = kernels.launcher.find("\"rkc_kda_out_kernel_tc\"");
+  size_t fork = kernels.launcher.find("if (fork) {", loop);
   ASSERT_NE(loop, std::string::npos);
   ASSERT_NE(outLaunch, std::string::npos);
-  EXPECT_LT(loop, outLaunch);
-  // The entering state (128 x 128) and U (32 x 128), in floats.
-  EXPECT_EQ(kernels.outWorkspaceBytesPerChunk, (128 * 128 + 32 * 128) * 4);
+  EXPECT_LT(scanLaunch, outLaunch);
+  EXPECT_LT(outLaunch, fork);
+  // The entering state (128 x 128) alone, in floats.
+  EXPECT_EQ(kernels.outWorkspaceBytesPerChunk, 128 * 128 * 4);
 }
 
 // Linear attention: the scan carries the state alone and stores each
@@ -933,8 +938,9 @@ TEST(SharedMemoryPlan, OutNoTwoLiveTilesShareAFloat) {
          planOverlaps(ops, ops.size(), runs, "rec.out_smem_offset", extents))
       ADD_FAILURE() << what << ", out: " << overlap;
     // Every tile after the state slice and within the kernel's bytes;
-    // every value it receives a place of its own in what crosses, after the
-    // entering state, 16-byte aligned, within the workspace's floats.
+    // every value it receives other than from the scan's workspace a place
+    // of its own in what crosses, after the entering state, 16-byte
+    // aligned, within the workspace's floats.
     const int64_t dk = scheduleValue(dict, "dk"),
                   dv = scheduleValue(dict, "dv");
     const int64_t stride = scheduleValue(dict, "state_stride")
@@ -960,6 +966,13 @@ TEST(SharedMemoryPlan, OutNoTwoLiveTilesShareAFloat) {
         continue;
       auto in =
           op->getAttrOfType<mlir::IntegerAttr>("rec.out_workspace_offset");
+      // A prep value the scan reads whole is read from the scan's
+      // workspace: no place of its own.
+      auto toScan = op->getAttrOfType<mlir::StringAttr>("rec.to_scan");
+      if (toScan && toScan.getValue() == "all") {
+        EXPECT_FALSE(in) << what;
+        continue;
+      }
       EXPECT_TRUE(in) << what;
       if (!in)
         continue;

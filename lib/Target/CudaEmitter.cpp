@@ -14,6 +14,7 @@
 
 #include "Interpreter/SpecPlan.h"
 #include "Rec/Occupancy.h"
+#include "Rec/OutPhase.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -2636,12 +2637,13 @@ private:
          << "      S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e "
             "/ BV) * DV + v0 + e % BV]);\n";
       ks << "    __syncthreads();\n";
-      // A value of the scan's is read back where its op stands, as the
-      // plan (rec.out_smem_offset) has it live from there on.
+      // A received value is read right before its first reader, where the
+      // plan (rec.out_smem_offset, outKernelOrder) has it live from.
       if (split)
         ks << "    unsigned char *const ws = chunkWorkspace<TensorCores>(p, "
               "seq, t0, hv);\n";
-      for (Operation &op : body) {
+      for (Operation *received : outKernelOrder(body)) {
+        Operation &op = *received;
         if (op.hasAttr("rec.to_out")) {
           emitWorkspaceCopy(&op, /*store=*/false, ks);
         } else if (op.hasAttr("rec.scan_to_out")) {

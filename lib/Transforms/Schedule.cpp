@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Rec/Occupancy.h"
+#include "Rec/OutPhase.h"
 #include "Rec/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -942,7 +943,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                    [&](Operation *op) { return phase(op) != "prep"; });
   }
 
-  /// With an out phase (rec-split-scan out-phase), the plan of its kernel,
+  /// With an out phase (rec-split-scan out-phase), the plan of its kernel
+  /// (its ops in outKernelOrder: a received value right before its first
+  /// reader),
   /// one (chunk, value head, value tile) a block, its key-side ops redone
   /// for each value tile (as fla's chunk_fwd_o does; a value loop like the
   /// prep's is left to the kernel):
@@ -965,14 +968,8 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     }
     if (!chunked->hasAttr("rec.out_phase"))
       return 0;
-    auto runs = [](Operation *op) {
-      return phaseOf(op) == "out" || phaseOf(op) == "both";
-    };
-    SmallVector<Operation *> ops;
-    for (Operation &op : body)
-      if (runs(&op) || op.hasAttr("rec.to_out") ||
-          op.hasAttr("rec.scan_to_out"))
-        ops.push_back(&op);
+    auto runs = [](Operation *op) { return runsInOutKernel(op); };
+    SmallVector<Operation *> ops = outKernelOrder(body);
     const int64_t stateFloats = dk * stateStride;
     int64_t floats =
         planOps(ops, stateFloats, "rec.out_smem_offset", chunked, runs);

@@ -65,10 +65,12 @@
 // GDN: void out(const Params &p) {
 // GDN: const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / heads)) * C;
 // GDN: unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, t0, hv);
-// GDN: // from the prep kernel:
 // GDN: rec.chunk.rows gate {{.*}}rec.phase = "out"
 // GDN: rec.chunk.cumsum
 // GDN: rkc::tile::matmul<TensorCores, 128>({{tile[0-9]+}}, S,
+// W is read right before its first reader, W S (outKernelOrder).
+// GDN: // from the prep kernel: [[W:tile[0-9]+]]
+// GDN: rkc::tile::matmul<TensorCores, 128>([[W]], S,
 
 // GDNLAUNCH: rkc_stream_alloc((void **)&params.workspace, workspace + rkc_gdn_carry_bytes(&params, segments) + rkc_gdn_out_workspace_bytes(&params), stream)
 // GDNLAUNCH: params.out_workspace = (unsigned char *)params.workspace + workspace + rkc_gdn_carry_bytes(&params, segments);

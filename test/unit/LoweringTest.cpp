@@ -25,6 +25,7 @@
 #include "Interpreter/Backends.h"
 #include "Interpreter/ChunkExecutor.h"
 #include "Interpreter/RandomInputs.h"
+#include "Rec/OutPhase.h"
 #include "Rec/Passes.h"
 #include "Target/CudaEmitter.h"
 
@@ -929,11 +930,10 @@ TEST(SharedMemoryPlan, OutNoTwoLiveTilesShareAFloat) {
     auto runs = [](mlir::Operation *op) {
       return phaseOf(op) == "out" || phaseOf(op) == "both";
     };
-    llvm::SmallVector<mlir::Operation *> ops;
-    for (mlir::Operation &op : chunked.getBody().front())
-      if (runs(&op) || op.hasAttr("rec.to_out") ||
-          op.hasAttr("rec.scan_to_out"))
-        ops.push_back(&op);
+    // In the order the out kernel runs them (a received value right before
+    // its first reader).
+    llvm::SmallVector<mlir::Operation *> ops =
+        rec::outKernelOrder(chunked.getBody().front());
     for (const std::string &overlap :
          planOverlaps(ops, ops.size(), runs, "rec.out_smem_offset", extents))
       ADD_FAILURE() << what << ", out: " << overlap;

@@ -1,0 +1,50 @@
+//===- OutPhase.h - The order the out kernel runs its ops in ---*- C++ -*-===//
+//
+// One order for rec-schedule (which plans the out kernel's shared memory by
+// it), the CUDA emitter (which prints the kernel in it) and the plan's test.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RKC_DIALECT_REC_OUTPHASE_H
+#define RKC_DIALECT_REC_OUTPHASE_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace rkc::rec {
+
+/// Whether the out kernel runs `op` (rec.phase "out" or "both").
+inline bool runsInOutKernel(mlir::Operation *op) {
+  auto phase = op->getAttrOfType<mlir::StringAttr>("rec.phase");
+  return phase && (phase.getValue() == "out" || phase.getValue() == "both");
+}
+
+/// The out kernel's ops in the order it runs them: its own in body order,
+/// and each value it receives (rec.to_out, rec.scan_to_out) right before
+/// the first of them that reads it. A received value is read from memory
+/// there rather than where its op stands, so that its tile is not live
+/// before it is needed.
+inline llvm::SmallVector<mlir::Operation *> outKernelOrder(mlir::Block &body) {
+  llvm::SmallVector<mlir::Operation *> order;
+  llvm::DenseSet<mlir::Operation *> received;
+  for (mlir::Operation &op : body) {
+    if (!runsInOutKernel(&op))
+      continue;
+    for (mlir::Value operand : op.getOperands()) {
+      mlir::Operation *def = operand.getDefiningOp();
+      if (def && !runsInOutKernel(def) &&
+          (def->hasAttr("rec.to_out") || def->hasAttr("rec.scan_to_out")) &&
+          received.insert(def).second)
+        order.push_back(def);
+    }
+    order.push_back(&op);
+  }
+  return order;
+}
+
+} // namespace rkc::rec
+
+#endif // RKC_DIALECT_REC_OUTPHASE_H

@@ -12,7 +12,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
 
 namespace rkc::rec {
 
@@ -26,19 +29,33 @@ inline bool runsInOutKernel(mlir::Operation *op) {
 /// and each value it receives (rec.to_out, rec.scan_to_out) right before
 /// the first of them that reads it. A received value is read from memory
 /// there rather than where its op stands, so that its tile is not live
-/// before it is needed.
+/// before it is needed. A sum reads its addends where the product of its
+/// other addend stands (the emitter folds a sum into the product before
+/// it, which adds the addend as it stores): a value a sum receives comes
+/// before that product.
 inline llvm::SmallVector<mlir::Operation *> outKernelOrder(mlir::Block &body) {
   llvm::SmallVector<mlir::Operation *> order;
   llvm::DenseSet<mlir::Operation *> received;
+  auto isReceived = [](mlir::Operation *def) {
+    return def && !runsInOutKernel(def) &&
+           (def->hasAttr("rec.to_out") || def->hasAttr("rec.scan_to_out"));
+  };
   for (mlir::Operation &op : body) {
     if (!runsInOutKernel(&op))
       continue;
+    // Where op's received operands go: before op, or before the earliest
+    // out op (placed already) that defines another of a sum's operands.
+    size_t at = order.size();
+    if (op.getName().getStringRef() == "rec.chunk.add")
+      for (mlir::Value operand : op.getOperands())
+        if (mlir::Operation *def = operand.getDefiningOp();
+            def && runsInOutKernel(def))
+          if (auto it = llvm::find(order, def); it != order.end())
+            at = std::min<size_t>(at, it - order.begin());
     for (mlir::Value operand : op.getOperands()) {
       mlir::Operation *def = operand.getDefiningOp();
-      if (def && !runsInOutKernel(def) &&
-          (def->hasAttr("rec.to_out") || def->hasAttr("rec.scan_to_out")) &&
-          received.insert(def).second)
-        order.push_back(def);
+      if (isReceived(def) && received.insert(def).second)
+        order.insert(order.begin() + at++, def);
     }
     order.push_back(&op);
   }

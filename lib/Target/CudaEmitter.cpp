@@ -2285,7 +2285,9 @@ private:
                    def != sumIntoState) ||
                   (isa<ChunkMatmulOp>(def) && !sumOfProduct.count(def) &&
                    !pairedFirst.contains(def)));
-      if (!byProduct || phase(*def) != phase(op) ||
+      // (Not an output of another kernel's: its value has no place in this
+      // kernel's plan.)
+      if (!byProduct || phase(*def) != phase(op) || !at.count(x) ||
           def->hasAttr("rec.to_scan") ||
           def->hasAttr("rec.per_value_tile") !=
               op.hasAttr("rec.per_value_tile"))

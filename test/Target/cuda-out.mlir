@@ -68,9 +68,12 @@
 // GDN: rec.chunk.rows gate {{.*}}rec.phase = "out"
 // GDN: rec.chunk.cumsum
 // GDN: rkc::tile::matmul<TensorCores, 128>({{tile[0-9]+}}, S,
-// W is read right before its first reader, W S (outKernelOrder).
+// W is read right before its first reader, W S, and U₀ before it too: the
+// sum U = W S + U₀ is folded into that product, which adds U₀ as it stores
+// (outKernelOrder).
 // GDN: // from the prep kernel: [[W:tile[0-9]+]]
-// GDN: rkc::tile::matmul<TensorCores, 128>([[W]], S,
+// GDN: // from the prep kernel: [[U0:tile[0-9]+]]
+// GDN: rkc::tile::matmul<TensorCores, 128>([[W]], S, {{.*}}, [[U0]]);
 
 // GDNLAUNCH: rkc_stream_alloc((void **)&params.workspace, workspace + rkc_gdn_carry_bytes(&params, segments) + rkc_gdn_out_workspace_bytes(&params), stream)
 // GDNLAUNCH: params.out_workspace = (unsigned char *)params.workspace + workspace + rkc_gdn_carry_bytes(&params, segments);

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 
 using namespace rkc;
 using namespace rkc::test;
@@ -876,6 +877,42 @@ TEST(OutPhase, KdaHandsTheStateAloneToTheOutKernel) {
   EXPECT_LT(outLaunch, fork);
   // The entering state (128 x 128) alone, in floats.
   EXPECT_EQ(kernels.outWorkspaceBytesPerChunk, 128 * 128 * 4);
+}
+
+// The out kernel reads each value it receives (from the scan's workspace or
+// the out workspace) before any op touches its tile: a sum the emitter folds
+// into the product before it reads its addend where that product stands,
+// so a value the sum receives must be there first (outKernelOrder).
+TEST(OutPhase, EveryReceivedValueIsLoadedBeforeItsFirstUse) {
+  const std::regex load("// from the (prep kernel|scan): (tile[0-9]+)");
+  int received = 0;
+  for (const char *name : kExampleSpecs) {
+    CudaKernels kernels;
+    std::string error;
+    ASSERT_TRUE(emitWithOutPhase(name, kernels, error))
+        << name << ": " << error;
+    size_t out = kernels.device.find("void out(const Params &p)");
+    ASSERT_NE(out, std::string::npos) << name;
+    llvm::SmallVector<llvm::StringRef> lines;
+    llvm::StringRef(kernels.device).substr(out).split(lines, '\n');
+    for (auto [k, line] : llvm::enumerate(lines)) {
+      std::smatch match;
+      std::string text = line.str();
+      if (!std::regex_search(text, match, load))
+        continue;
+      ++received;
+      const std::regex use("\\b" + match[2].str() + "\\b");
+      for (size_t j = 0; j < k; ++j) {
+        std::string before = lines[j].str();
+        EXPECT_FALSE(std::regex_search(before, use) &&
+                     before.find("float *const") == std::string::npos &&
+                     before.find("// %") == std::string::npos)
+            << name << ": " << match[2]
+            << " is used before it is loaded: " << before;
+      }
+    }
+  }
+  EXPECT_GT(received, 10); // every delta spec receives W and U0
 }
 
 // Linear attention: the scan carries the state alone and stores each

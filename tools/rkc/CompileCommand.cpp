@@ -191,10 +191,10 @@ cl::opt<int64_t> outPhase(
     cl::desc("1: what only the output needs (Q S, the chunk's own "
              "attention, the stores of o) runs after the scan in an out "
              "kernel, every chunk at once, from each chunk's entering state, "
-             "which the scan stores (16 bits for 16-bit outputs); the scan "
-             "carries the state alone. Needs --split-scan 1; for now only "
-             "where the entering state is all the out kernel receives "
-             "(linear attention). 0 (default): the scan computes the output"),
+             "which the scan stores (16 bits for 16-bit outputs), its own "
+             "row loads and what it reads of the prep's workspace; the scan "
+             "carries the state alone. Needs --split-scan 1. 0 (default): "
+             "the scan computes the output"),
     cl::cat(compileCategory));
 cl::opt<int64_t> keepRows(
     "keep-rows", cl::sub(compileCommand), cl::init(-1),

@@ -137,9 +137,16 @@ def RecSplitScan : Pass<"rec-split-scan", "::mlir::ModuleOp"> {
     - `"out"` (with `out-phase`): a scan op that the yield does not need,
       the output and what only it reads, and a prep op that only out ops
       read: every chunk at once after the scan (a chunk-parallel kernel),
-      from the chunk's entering state. A
-      prep value an out op reads is marked `rec.to_out`, a scan value one
-      reads `rec.scan_to_out`; `rec.chunked` gets `rec.out_phase`.
+      from the chunk's entering state. What the out phase reads of the
+      prep's it redoes where that is a row load, a cumulative sum or a
+      negation of one (a copy before its first out reader), and so a
+      short chain of scan ops (at most 4, no `rec.chunk.decay_state`)
+      that reads only the entering state, row loads and prep values (a
+      delta factor's U = W S + U0). A prep value an out op still reads is
+      marked `rec.to_out` (for the example specs, only values the scan
+      reads whole, which the out kernel reads from the scan's workspace),
+      a scan value one reads `rec.scan_to_out`; `rec.chunked` gets
+      `rec.out_phase`.
 
     A prep result that a scan op reads crosses through a per-chunk
     workspace and is marked `rec.to_scan`: `"all"`, or `"last_row"` when
@@ -187,11 +194,14 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
       then keeps the chunk algorithm's order and each prep op records its
       place in the prep kernel's (`rec.prep_order`);
     - with `rec-split-scan out-phase`, the out phase's plan
-      (`rec.out_smem_offset` on its ops and on what it receives, after the
-      state slice; `out_shared_bytes`) and what crosses to it a chunk and
-      value head (`rec.out_workspace_offset`, after the entering state's dk
-      × dv floats; `out_workspace_floats`). No kernel runs the out phase
-      yet: the CUDA emitter refuses it.
+      (`rec.out_smem_offset` on its ops and on what it receives, each
+      received value placed right before its first reader as the out
+      kernel reads it, `outKernelOrder`; after the state slice;
+      `out_shared_bytes`) and what crosses to it a chunk and value head
+      (`rec.out_workspace_offset`, after the entering state's dk × dv
+      floats; `out_workspace_floats`; none for a prep value the scan
+      reads whole, which the out kernel reads from the scan's
+      workspace).
 
     The result is a `rec.schedule` dictionary on `rec.chunked` and
     `rec.decode`; `rkc compile` prints CUDA from it.

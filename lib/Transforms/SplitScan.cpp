@@ -153,6 +153,21 @@ void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
         }))
       phase[&op] = onlyScanUses(&op) ? Phase::scan : Phase::both;
 
+  // The first op of the out phase that reads `op` (null: none), and the
+  // out phase reading `copy` wherever it read `op`.
+  auto firstOutReader = [&](Operation *op) {
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers())
+      if (phase[user] == Phase::out && (!first || user->isBeforeInBlock(first)))
+        first = user;
+    return first;
+  };
+  auto readInOut = [&](Operation *op, Value copy) {
+    op->getResult(0).replaceUsesWithIf(copy, [&](OpOperand &use) {
+      return phase[use.getOwner()] == Phase::out;
+    });
+  };
+
   // 3a. With out-phase: a scan op that out ops read (a delta factor's U =
   //     W S + U0), with the scan ops it reads in turn, is redone in the out
   //     phase (copies before its first out reader) where that chain reads
@@ -165,10 +180,10 @@ void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
     SmallVector<Operation *> ops =
         llvm::map_to_vector(body, [](Operation &op) { return &op; });
     for (Operation *op : ops) {
-      if (phase[op] != Phase::scan || op->getNumResults() != 1 ||
-          llvm::none_of(op->getUsers(), [&](Operation *user) {
-            return phase[user] == Phase::out;
-          }))
+      Operation *first = op->getNumResults() == 1 && phase[op] == Phase::scan
+                             ? firstOutReader(op)
+                             : nullptr;
+      if (!first)
         continue;
       // The chain, in block order; no decay_state (it reads a prep value's
       // last row only, which is all the workspace may hold of it).
@@ -192,19 +207,11 @@ void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
       llvm::sort(ordered, [](Operation *a, Operation *b) {
         return a->isBeforeInBlock(b);
       });
-      Operation *first = nullptr;
-      for (Operation *user : op->getUsers())
-        if (phase[user] == Phase::out &&
-            (!first || user->isBeforeInBlock(first)))
-          first = user;
       IRMapping copies;
       OpBuilder builder(first);
       for (Operation *x : ordered)
         phase[builder.clone(*x, copies)] = Phase::out;
-      Value copy = copies.lookup(op->getResult(0));
-      op->getResult(0).replaceUsesWithIf(copy, [&](OpOperand &use) {
-        return phase[use.getOwner()] == Phase::out;
-      });
+      readInOut(op, copies.lookup(op->getResult(0)));
     }
   }
 
@@ -243,19 +250,8 @@ void split(ChunkedOp chunked, bool keepRows, bool outPhase) {
     for (Operation *op : ops) {
       if (phase[op] != Phase::prep || !recomputable(op))
         continue;
-      SmallVector<OpOperand *> outUses;
-      for (OpOperand &use : op->getUses())
-        if (phase[use.getOwner()] == Phase::out)
-          outUses.push_back(&use);
-      if (outUses.empty())
-        continue;
-      Operation *first = outUses.front()->getOwner();
-      for (OpOperand *use : outUses)
-        if (use->getOwner()->isBeforeInBlock(first))
-          first = use->getOwner();
-      Value copy = outCopy(op, first);
-      for (OpOperand *use : outUses)
-        use->set(copy);
+      if (Operation *first = firstOutReader(op))
+        readInOut(op, outCopy(op, first));
     }
   }
 

@@ -823,6 +823,17 @@ emitWithOutPhase(const std::string &name, CudaKernels &kernels,
                          kernels, error);
 }
 
+/// The text of the generated device function `void NAME(const Params &p)`,
+/// up to the next such function (or the end); empty where there is none.
+static std::string deviceFunction(const std::string &cu,
+                                  const std::string &name) {
+  size_t begin = cu.find("void " + name + "(const Params &p)");
+  if (begin == std::string::npos)
+    return "";
+  size_t end = cu.find("__device__ __forceinline__ void ", begin);
+  return cu.substr(begin, end == std::string::npos ? end : end - begin);
+}
+
 // A prep value handed to the out phase that the scan's workspace does not
 // hold whole (rec.to_out without rec.to_scan "all": rec-split-scan makes
 // none for the example specs, so the mark is set by hand here) has no code
@@ -847,15 +858,11 @@ TEST(OutPhase, KdaHandsTheStateAloneToTheOutKernel) {
   CudaKernels kernels;
   std::string error;
   ASSERT_TRUE(emitWithOutPhase("kda", kernels, error)) << error;
-  const std::string &cu = kernels.device;
-  size_t prefill = cu.find("void prefill(const Params &p)");
-  size_t prep = cu.find("void prep(const Params &p)");
-  size_t out = cu.find("void out(const Params &p)");
-  ASSERT_NE(prefill, std::string::npos);
-  ASSERT_NE(prep, std::string::npos);
-  ASSERT_NE(out, std::string::npos);
-  std::string scan = cu.substr(prefill, prep - prefill),
-              outBody = cu.substr(out);
+  std::string scan = deviceFunction(kernels.device, "prefill"),
+              outBody = deviceFunction(kernels.device, "out");
+  ASSERT_FALSE(scan.empty());
+  ASSERT_FALSE(outBody.empty());
+  ASSERT_FALSE(deviceFunction(kernels.device, "prep").empty());
   EXPECT_THAT(scan, ::testing::HasSubstr("the chunk's entering state, which "
                                          "the out kernel starts from"));
   EXPECT_THAT(scan, ::testing::Not(::testing::HasSubstr("for the out kernel")));
@@ -891,10 +898,10 @@ TEST(OutPhase, EveryReceivedValueIsLoadedBeforeItsFirstUse) {
     std::string error;
     ASSERT_TRUE(emitWithOutPhase(name, kernels, error))
         << name << ": " << error;
-    size_t out = kernels.device.find("void out(const Params &p)");
-    ASSERT_NE(out, std::string::npos) << name;
+    std::string out = deviceFunction(kernels.device, "out");
+    ASSERT_FALSE(out.empty()) << name;
     llvm::SmallVector<llvm::StringRef> lines;
-    llvm::StringRef(kernels.device).substr(out).split(lines, '\n');
+    llvm::StringRef(out).split(lines, '\n');
     for (auto [k, line] : llvm::enumerate(lines)) {
       std::smatch match;
       std::string text = line.str();
@@ -923,13 +930,10 @@ TEST(OutPhase, LinearAttentionGetsAnOutKernel) {
   std::string error;
   ASSERT_TRUE(emitWithOutPhase("linear_attention", kernels, error)) << error;
   const std::string &cu = kernels.device;
-  size_t prefill = cu.find("void prefill(const Params &p)");
-  size_t out = cu.find("void out(const Params &p)");
-  ASSERT_NE(prefill, std::string::npos);
-  ASSERT_NE(out, std::string::npos);
-  ASSERT_LT(prefill, out);
-  std::string scan = cu.substr(prefill, out - prefill),
-              outBody = cu.substr(out);
+  std::string scan = deviceFunction(cu, "prefill"),
+              outBody = deviceFunction(cu, "out");
+  ASSERT_FALSE(scan.empty());
+  ASSERT_FALSE(outBody.empty());
   // The scan: the entering state stored, no output.
   EXPECT_THAT(scan, ::testing::HasSubstr("outWorkspace<TensorCores>(p, seq, "
                                          "t0, hv);"));

@@ -8,6 +8,7 @@
 #ifndef RKC_DIALECT_REC_OUTPHASE_H
 #define RKC_DIALECT_REC_OUTPHASE_H
 
+#include "Rec/RecTypes.h"
 #include "mlir/IR/Block.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
@@ -60,6 +61,47 @@ inline llvm::SmallVector<mlir::Operation *> outKernelOrder(mlir::Block &body) {
     order.push_back(&op);
   }
   return order;
+}
+
+/// Whether `op` belongs to the out kernel's value side: a result with a
+/// value axis, or an operand that is the state slice or the result of an op
+/// of the value side (`valueSide`: those of them that come before `op`).
+inline bool onOutValueSide(mlir::Operation *op,
+                           const llvm::DenseSet<mlir::Operation *> &valueSide) {
+  auto valueAxis = [](mlir::Type type) {
+    auto tile = mlir::dyn_cast<TileType>(type);
+    return tile &&
+           (tile.getRows() == Axis::value || tile.getCols() == Axis::value);
+  };
+  return llvm::any_of(op->getResultTypes(), valueAxis) ||
+         llvm::any_of(op->getOperands(), [&](mlir::Value v) {
+           mlir::Operation *def = v.getDefiningOp();
+           return def ? valueSide.contains(def)
+                      : mlir::isa<mlir::BlockArgument>(v);
+         });
+}
+
+/// The out kernel's order with a value loop (--out-value-loop): the ops of
+/// outKernelOrder's that no value tile changes first, once a block, then
+/// the value side, run again for each value tile from `loopBegin` on. A
+/// received value keeps its place on its side (right before its first
+/// reader there, or at the end of the key side where that reader is on the
+/// value side). The key side's results that the loop reads live across it.
+inline llvm::SmallVector<mlir::Operation *>
+outKernelLoopOrder(mlir::Block &body, size_t &loopBegin) {
+  llvm::SmallVector<mlir::Operation *> key, value;
+  llvm::DenseSet<mlir::Operation *> valueSide;
+  for (mlir::Operation *op : outKernelOrder(body)) {
+    if (onOutValueSide(op, valueSide)) {
+      valueSide.insert(op);
+      value.push_back(op);
+    } else {
+      key.push_back(op);
+    }
+  }
+  loopBegin = key.size();
+  key.append(value.begin(), value.end());
+  return key;
 }
 
 } // namespace rkc::rec

@@ -197,7 +197,8 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
       (`rec.out_smem_offset` on its ops and on what it receives, each
       received value placed right before its first reader as the out
       kernel reads it, `outKernelOrder`; after the state slice;
-      `out_shared_bytes`) and what crosses to it a chunk and value head
+      `out_shared_bytes`; with `out-value-loop`, `outKernelLoopOrder`:
+      the key side once, then the value side for each value tile) and what crosses to it a chunk and value head
       (`rec.out_workspace_offset`, after the entering state's dk × dv
       floats; `out_workspace_floats`; none for a prep value the scan
       reads whole, which the out kernel reads from the scan's
@@ -259,6 +260,12 @@ def RecSchedule : Pass<"rec-schedule", "::mlir::ModuleOp"> {
            "dense (`rec.smem_stride`, the default), so that the fragment "
            "stores and the addend's pair loads meet no bank conflicts; 0: "
            "dense">,
+    Option<"outValueLoop", "out-value-loop", "int64_t", "0",
+           "With an out phase: 1 gives the out kernel one block a chunk and "
+           "value head, which computes what no value tile changes once (the "
+           "query side, the chunk's own attention) and then the value side "
+           "for each value tile in turn; 0: a block a value tile, each "
+           "computing the key side again">,
     Option<"products", "products", "std::string", "\"tf32\"",
            "The tensor-core products of the kernels for 16-bit outputs: "
            "tf32 (m16n8k8, float32 operands) or bf16 (m16n8k16, operands "

@@ -49,6 +49,8 @@ struct CudaSchedule {
   int64_t stateStride = 0; // floats between rows of S in shared memory
   int64_t outSharedBytes = 0;     // with an out phase: its kernel's
   int64_t outWorkspaceFloats = 0; // what crosses to it a (chunk, value head)
+  bool outValueLoop =
+      false; // its block a (chunk, value head), value tiles in turn
   bool bf16Products = false; // tensor-core products on bf16 operands
   bool decodeQuads = false; // decode: a thread's rows consecutive, vectors by 4
   int64_t decodeRawRows = -1;    // decode: roles of 2 to this many rows load
@@ -89,6 +91,7 @@ struct CudaSchedule {
     stateStride = get("state_stride");
     outSharedBytes = get("out_shared_bytes");
     outWorkspaceFloats = get("out_workspace_floats");
+    outValueLoop = get("out_value_loop") != 0;
     auto products = dyn_cast_or_null<StringAttr>(dict.get("products"));
     bf16Products = products && products.getValue() == "bf16";
     decodeQuads = get("decode_quads") != 0;
@@ -2631,21 +2634,36 @@ private:
     }
     if (which == "out") {
       // One chunk: its entering state from where the scan stored it, then
-      // the ops the output needs, from their own row loads.
+      // the ops the output needs, from their own row loads. With a value
+      // loop, the key side once and then, for each value tile, its slice
+      // of the state and the value side.
+      const std::string loadState =
+          "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
+          "      S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e "
+          "/ BV) * DV + v0 + e % BV]);\n"
+          "    __syncthreads();\n";
       ks << "  {\n"
          << "    const Crossing<TensorCores> *const entering = "
-            "outWorkspace<TensorCores>(p, seq, t0, hv);\n"
-         << "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-         << "      S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e "
-            "/ BV) * DV + v0 + e % BV]);\n";
-      ks << "    __syncthreads();\n";
+            "outWorkspace<TensorCores>(p, seq, t0, hv);\n";
+      if (!s.outValueLoop)
+        ks << loadState;
       // A received value is read right before its first reader, where the
       // plan (rec.out_smem_offset, outKernelOrder) has it live from.
       if (split)
         ks << "    unsigned char *const ws = chunkWorkspace<TensorCores>(p, "
               "seq, t0, hv);\n";
-      for (Operation *received : outKernelOrder(body)) {
+      size_t loopBegin = SIZE_MAX;
+      SmallVector<Operation *> order = s.outValueLoop
+                                           ? outKernelLoopOrder(body, loopBegin)
+                                           : outKernelOrder(body);
+      for (auto [i, received] : llvm::enumerate(order)) {
         Operation &op = *received;
+        if (i == loopBegin)
+          // (The barrier: the last tile's readers are done with S and the
+          // value side's tiles.)
+          ks << "  for (int64_t v0 = 0; v0 < DV; v0 += BV) {\n"
+             << "    __syncthreads();\n"
+             << loadState << (outputRows.empty() ? "" : outputBase());
         if (op.hasAttr("rec.to_out")) {
           emitWorkspaceCopy(&op, /*store=*/false, ks);
         } else if (op.hasAttr("rec.scan_to_out")) {
@@ -2660,6 +2678,8 @@ private:
           emitChunkOp(&op, ks);
         }
       }
+      if (loopBegin < order.size())
+        ks << "  }\n";
       ks << "  }\n";
       return text;
     }
@@ -3494,10 +3514,17 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << kernelPair("prep", "RKC_PREP_BLOCKS");
     }
     if (outPhase) {
-      os << "// The out kernel (--out-phase): one block per (chunk, value "
-            "head) x value tile x\n// sequence, every chunk at once after "
-            "the scan, computes the chunk's output\n// from its entering "
-            "state (outWorkspace) and its own rows.\n"
+      os << (s.outValueLoop
+                 ? "// The out kernel (--out-phase, --out-value-loop): one "
+                   "block per (chunk, value\n// head) x sequence, every chunk "
+                   "at once after the scan, computes the chunk's\n// output "
+                   "from its entering state (outWorkspace) and its own rows: "
+                   "what no\n// value tile changes once, then the value side "
+                   "for each value tile.\n"
+                 : "// The out kernel (--out-phase): one block per (chunk, "
+                   "value head) x value tile x\n// sequence, every chunk at "
+                   "once after the scan, computes the chunk's output\n// from "
+                   "its entering state (outWorkspace) and its own rows.\n")
          << "template <bool TensorCores>\n"
          << "__device__ __forceinline__ void out(const Params &p) {\n"
          << "  extern __shared__ float4 outSmem[];\n"
@@ -3507,8 +3534,11 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  // x: the chunks one after another, the value heads of each in "
             "turn (as the prep's).\n"
          << "  const unsigned heads = static_cast<unsigned>(p.value_heads);\n"
-         << "  const int64_t hv = blockIdx.x % heads, v0 = blockIdx.y * BV, "
-            "seq = blockIdx.z;\n"
+         << (s.outValueLoop
+                 ? "  const int64_t hv = blockIdx.x % heads, seq = "
+                   "blockIdx.z;\n"
+                 : "  const int64_t hv = blockIdx.x % heads, v0 = blockIdx.y "
+                   "* BV, seq = blockIdx.z;\n")
          << kernelPreamble()
          << "  const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x "
             "/ "
@@ -3516,7 +3546,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
          << "  if (t0 >= eos)\n    return;\n"
          << "  float *const S = smem; // the entering state's slice, DK x BV, "
             "rows SLD floats apart\n"
-         << (outStoresO ? outputBase() : "") << "#ifdef RKC_PROFILE_OPS\n"
+         << (outStoresO && !s.outValueLoop ? outputBase() : "")
+         << "#ifdef RKC_PROFILE_OPS\n"
          << "  long long profile[" << profiledOps.size()
          << "] = {}, profileStart = 0;\n  (void)profile;\n"
          << "#endif\n"
@@ -4436,7 +4467,7 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
                 "each in turn. */\n" +
                 indent + "const unsigned outGrid[3] = {(unsigned)(" + chunks +
                 " * params.value_heads), " +
-                std::to_string(s.dv / s.valueTile) +
+                std::to_string(s.outValueLoop ? 1 : s.dv / s.valueTile) +
                 ", (unsigned)params.num_seqs};\n" + indent + "if (!status)\n" +
                 indent + "  status = rkc_launch(&rkc_" + name + "_module, " +
                 outName + ", outGrid, block, " +

@@ -969,12 +969,20 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (!chunked->hasAttr("rec.out_phase"))
       return 0;
     auto runs = [](Operation *op) { return runsInOutKernel(op); };
-    SmallVector<Operation *> ops = outKernelOrder(body);
-    const int64_t stateFloats = dk * stateStride;
-    int64_t floats =
-        planOps(ops, stateFloats, "rec.out_smem_offset", chunked, runs);
-    outSharedBytes = floats * 4;
+    size_t loopBegin = SIZE_MAX;
+    SmallVector<Operation *> ops = outValueLoop
+                                       ? outKernelLoopOrder(body, loopBegin)
+                                       : outKernelOrder(body);
+    // The value loop's ops load and store the value tile's columns of
+    // what they read and write (as the prep's value loop's).
     Builder builder(&getContext());
+    if (outValueLoop)
+      for (Operation *op : ArrayRef(ops).drop_front(loopBegin))
+        op->setAttr("rec.per_value_tile", builder.getUnitAttr());
+    const int64_t stateFloats = dk * stateStride;
+    int64_t floats = planOps(ops, stateFloats, "rec.out_smem_offset", chunked,
+                             runs, loopBegin);
+    outSharedBytes = floats * 4;
     TileExtents extents = extentsOf(chunked, dv);
     outWorkspaceFloats = dk * dv;
     for (Operation *op : ops) {
@@ -1250,6 +1258,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     if (outWorkspaceFloats)
       extra.push_back(b.getNamedAttr("out_workspace_floats",
                                      b.getI64IntegerAttr(outWorkspaceFloats)));
+    if (outSharedBytes && outValueLoop)
+      extra.push_back(
+          b.getNamedAttr("out_value_loop", b.getI64IntegerAttr(outValueLoop)));
     if (prepBlocks) // named only when set
       extra.push_back(
           b.getNamedAttr("prep_blocks", b.getI64IntegerAttr(prepBlocks)));
@@ -1322,6 +1333,9 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
                   ") must be -1, 0 or 1");
     if (pairGrams < -1 || pairGrams > 1)
       return fail("pair-grams (" + Twine(pairGrams) + ") must be -1, 0 or 1");
+    if (outValueLoop < 0 || outValueLoop > 1)
+      return fail("out-value-loop (" + Twine(outValueLoop) +
+                  ") must be 0 or 1");
     if (decodeQuads < -1 || decodeQuads > 1)
       return fail("decode-quads (" + Twine(decodeQuads) +
                   ") must be -1, 0 or 1");

@@ -21,6 +21,14 @@
 // RUN: rm -rf %t.keep && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.keep --no-fatbin --out-phase 1 --keep-rows 1 | FileCheck %s --check-prefix=KEEP
 // RUN: FileCheck %s --check-prefix=KEEPCU --input-file=%t.keep/kda.cu
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t.keep2 --no-fatbin --keep-rows 2 2>&1 | FileCheck %s --check-prefix=BADKEEP
+// With --out-value-loop 1 the out kernel takes a chunk and value head a block:
+// the query side and the chunk's own attention once, then for each value
+// tile the state's slice and the value side.
+// RUN: rm -rf %t.loop && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.loop --no-fatbin --out-phase 1 --out-value-loop 1 | FileCheck %s --check-prefix=LOOP
+// RUN: FileCheck %s --check-prefix=LOOPCU --input-file=%t.loop/gdn.cu
+// RUN: FileCheck %s --check-prefix=LOOPLAUNCH --input-file=%t.loop/gdn_launch.c
+// RUN: not rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.loop2 --no-fatbin --out-value-loop 1 2>&1 | FileCheck %s --check-prefix=LOOPALONE
+// RUN: not rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.loop3 --no-fatbin --out-phase 1 --out-value-loop 2 2>&1 | FileCheck %s --check-prefix=BADLOOP
 
 // SUMMARY: out-phase=1
 // SUMMARY: out {{[0-9]+}} B; from the scan 65536 B (32768 B for 16-bit outputs) a chunk and value head
@@ -93,3 +101,20 @@
 // KEEPCU: void out(const Params &p) {
 // KEEPCU: rec.chunk.rows value {{.*}}rec.phase = "out"
 // BADKEEP: keep-rows (2) must be 0 or 1
+// LOOP: out-phase=1 out-value-loop=1
+// LOOPCU: void out(const Params &p) {
+// LOOPCU: const int64_t hv = blockIdx.x % heads, seq = blockIdx.z;
+// LOOPCU: rec.chunk.rows query
+// LOOPCU: rkc::tile::gram<TensorCores, 128>(
+// LOOPCU: for (int64_t v0 = 0; v0 < DV; v0 += BV) {
+// LOOPCU-NEXT: __syncthreads();
+// LOOPCU-NEXT: for (int e = threadIdx.x; e < DK * BV; e += THREADS)
+// LOOPCU-NEXT: S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e / BV) * DV + v0 + e % BV]);
+// LOOPCU: const int64_t oBase = row * p.a.o.stride[0] + hv * p.a.o.stride[2] + v0 * p.a.o.stride[3];
+// LOOPCU: rec.chunk.rows value
+// LOOPCU-NOT: rkc::tile::gram<
+// LOOPCU: OutputRows{p, t0, eos, oBase, oPairs}
+// LOOPCU: rkc_gdn_out_kernel_tc(const Params p) {
+// LOOPLAUNCH: const unsigned outGrid[3] = {(unsigned)(per * params.value_heads), 1, (unsigned)params.num_seqs};
+// LOOPALONE: out-value-loop 1 needs out-phase 1
+// BADLOOP: out-value-loop (2) must be 0 or 1

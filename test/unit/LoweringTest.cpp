@@ -655,8 +655,9 @@ int forEachPlan(llvm::function_ref<void(const std::string &, rec::ChunkedOp,
   int plans = 0;
   for (const char *name : kAllSpecs)
     for (int64_t chunkSize : {16, 32, 64})
-      // One kernel; split; split, paired; split with an out phase.
-      for (int64_t variant : {0, 1, 2, 3}) {
+      // One kernel; split; split, paired; split with an out phase; the
+      // same with the out kernel's value loop.
+      for (int64_t variant : {0, 1, 2, 3, 4}) {
         LoadedSpec spec(name);
         mlir::MLIRContext *context = spec.op().getContext();
         mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -666,10 +667,11 @@ int forEachPlan(llvm::function_ref<void(const std::string &, rec::ChunkedOp,
         rec::LoweringOptions lowering;
         lowering.chunkSize = chunkSize;
         lowering.splitScan = variant > 0;
-        lowering.outPhase = variant == 3;
+        lowering.outPhase = variant >= 3;
         rec::buildLowerChunkedPipeline(pm, lowering);
         rec::RecScheduleOptions schedule;
         schedule.pairGrams = variant == 2;
+        schedule.outValueLoop = variant == 4;
         pm.addPass(rec::createRecSchedule(schedule));
         {
           // A chunk too large for shared memory is refused: not a plan.
@@ -795,7 +797,8 @@ TEST(SharedMemoryPlan, ScanNoTwoLiveTilesShareAFloat) {
 static bool
 emitWithOutPhase(const std::string &name, CudaKernels &kernels,
                  std::string &error,
-                 llvm::function_ref<void(rec::ChunkedOp)> mark = nullptr) {
+                 llvm::function_ref<void(rec::ChunkedOp)> mark = nullptr,
+                 bool valueLoop = false) {
   LoadedSpec spec(name);
   mlir::MLIRContext *context = spec.op().getContext();
   auto lower = [&](bool chunked) {
@@ -810,7 +813,9 @@ emitWithOutPhase(const std::string &name, CudaKernels &kernels,
       rec::buildLowerChunkedPipeline(pm, lowering);
     else
       rec::buildLowerDecodePipeline(pm, lowering);
-    pm.addPass(rec::createRecSchedule());
+    rec::RecScheduleOptions schedule;
+    schedule.outValueLoop = valueLoop;
+    pm.addPass(rec::createRecSchedule(schedule));
     EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
     return module;
   };
@@ -893,33 +898,58 @@ TEST(OutPhase, KdaHandsTheStateAloneToTheOutKernel) {
 TEST(OutPhase, EveryReceivedValueIsLoadedBeforeItsFirstUse) {
   const std::regex load("// from the (prep kernel|scan): (tile[0-9]+)");
   int received = 0;
-  for (const char *name : kExampleSpecs) {
-    CudaKernels kernels;
-    std::string error;
-    ASSERT_TRUE(emitWithOutPhase(name, kernels, error))
-        << name << ": " << error;
-    std::string out = deviceFunction(kernels.device, "out");
-    ASSERT_FALSE(out.empty()) << name;
-    llvm::SmallVector<llvm::StringRef> lines;
-    llvm::StringRef(out).split(lines, '\n');
-    for (auto [k, line] : llvm::enumerate(lines)) {
-      std::smatch match;
-      std::string text = line.str();
-      if (!std::regex_search(text, match, load))
-        continue;
-      ++received;
-      const std::regex use("\\b" + match[2].str() + "\\b");
-      for (size_t j = 0; j < k; ++j) {
-        std::string before = lines[j].str();
-        EXPECT_FALSE(std::regex_search(before, use) &&
-                     before.find("float *const") == std::string::npos &&
-                     before.find("// %") == std::string::npos)
-            << name << ": " << match[2]
-            << " is used before it is loaded: " << before;
+  for (bool valueLoop : {false, true})
+    for (const char *name : kExampleSpecs) {
+      CudaKernels kernels;
+      std::string error;
+      ASSERT_TRUE(emitWithOutPhase(name, kernels, error, nullptr, valueLoop))
+          << name << ": " << error;
+      std::string out = deviceFunction(kernels.device, "out");
+      ASSERT_FALSE(out.empty()) << name;
+      llvm::SmallVector<llvm::StringRef> lines;
+      llvm::StringRef(out).split(lines, '\n');
+      for (auto [k, line] : llvm::enumerate(lines)) {
+        std::smatch match;
+        std::string text = line.str();
+        if (!std::regex_search(text, match, load))
+          continue;
+        ++received;
+        const std::regex use("\\b" + match[2].str() + "\\b");
+        for (size_t j = 0; j < k; ++j) {
+          std::string before = lines[j].str();
+          EXPECT_FALSE(std::regex_search(before, use) &&
+                       before.find("float *const") == std::string::npos &&
+                       before.find("// %") == std::string::npos)
+              << name << ": " << match[2]
+              << " is used before it is loaded: " << before;
+        }
       }
     }
-  }
-  EXPECT_GT(received, 10); // every delta spec receives W and U0
+  EXPECT_GT(received, 20); // every delta spec receives W and U0
+}
+
+// With the value loop, GDN's out kernel computes its query side and the
+// chunk's own attention once a block (before the loop), then for each value
+// tile the state's slice, the value rows and the products that read them;
+// the launcher gives it one block a chunk and value head.
+TEST(OutPhase, TheValueLoopComputesTheKeySideOnce) {
+  CudaKernels kernels;
+  std::string error;
+  ASSERT_TRUE(emitWithOutPhase("gdn", kernels, error, nullptr,
+                               /*valueLoop=*/true))
+      << error;
+  std::string body = deviceFunction(kernels.device, "out");
+  size_t loop = body.find("for (int64_t v0 = 0; v0 < DV; v0 += BV) {");
+  ASSERT_NE(loop, std::string::npos);
+  EXPECT_EQ(body.find("v0 = blockIdx.y"), std::string::npos);
+  for (const char *once :
+       {"rows query", "rkc::tile::gram<", "rows erase_along"})
+    EXPECT_LT(body.find(once), loop) << once;
+  for (const char *each : {"toFloat(entering[", "rows value",
+                           "const int64_t oBase", "OutputRows{"})
+    EXPECT_GT(body.find(each), loop) << each;
+  EXPECT_THAT(kernels.launcher,
+              ::testing::HasSubstr("* params.value_heads), 1, "));
 }
 
 // Linear attention: the scan carries the state alone and stores each
@@ -958,7 +988,7 @@ TEST(OutPhase, LinearAttentionGetsAnOutKernel) {
 // The out phase's plan (rec.out_smem_offset, after the state slice): its
 // ops, and what it receives where those ops stand (read by nothing there).
 TEST(SharedMemoryPlan, OutNoTwoLiveTilesShareAFloat) {
-  int outPlans = 0;
+  int outPlans = 0, loopPlans = 0;
   forEachPlan([&](const std::string &what, rec::ChunkedOp chunked,
                   mlir::DictionaryAttr dict) {
     if (!chunked->hasAttr("rec.out_phase"))
@@ -972,11 +1002,19 @@ TEST(SharedMemoryPlan, OutNoTwoLiveTilesShareAFloat) {
       return phaseOf(op) == "out" || phaseOf(op) == "both";
     };
     // In the order the out kernel runs them (a received value right before
-    // its first reader).
+    // its first reader; with a value loop, the key side first).
+    size_t loopBegin = SIZE_MAX;
+    const bool valueLoop = scheduleValue(dict, "out_value_loop") != 0;
+    if (valueLoop)
+      ++loopPlans;
     llvm::SmallVector<mlir::Operation *> ops =
-        rec::outKernelOrder(chunked.getBody().front());
+        valueLoop
+            ? rec::outKernelLoopOrder(chunked.getBody().front(), loopBegin)
+            : rec::outKernelOrder(chunked.getBody().front());
+    if (!valueLoop)
+      loopBegin = ops.size();
     for (const std::string &overlap :
-         planOverlaps(ops, ops.size(), runs, "rec.out_smem_offset", extents))
+         planOverlaps(ops, loopBegin, runs, "rec.out_smem_offset", extents))
       ADD_FAILURE() << what << ", out: " << overlap;
     // Every tile after the state slice and within the kernel's bytes;
     // every value it receives other than from the scan's workspace a place
@@ -1028,5 +1066,6 @@ TEST(SharedMemoryPlan, OutNoTwoLiveTilesShareAFloat) {
     }
   });
   EXPECT_GT(outPlans, 20);
+  EXPECT_GT(loopPlans, 10);
 }
 } // namespace

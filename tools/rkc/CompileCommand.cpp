@@ -196,6 +196,14 @@ cl::opt<int64_t> outPhase(
              "carries the state alone. Needs --split-scan 1. 0 (default): "
              "the scan computes the output"),
     cl::cat(compileCategory));
+cl::opt<int64_t> outValueLoop(
+    "out-value-loop", cl::sub(compileCommand), cl::init(0),
+    cl::desc("With --out-phase 1: 1 gives the out kernel one block a chunk "
+             "and value head, which computes what no value tile changes (the "
+             "query side, the chunk's own attention) once and then the value "
+             "side for each value tile in turn; 0 (default): a block a value "
+             "tile, each computing the key side again"),
+    cl::cat(compileCategory));
 cl::opt<int64_t> keepRows(
     "keep-rows", cl::sub(compileCommand), cl::init(-1),
     cl::desc("Split kernels: 1 has the input rows the scan reads cross "
@@ -301,6 +309,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   for (auto [option, value] :
        {std::pair{"split-scan", request.splitScan},
         {"out-phase", request.outPhase},
+        {"out-value-loop", request.outValueLoop},
         {"keep-rows", request.keepRows < 0 ? 0 : request.keepRows},
         {"factor-products", request.factorProducts},
         {"sink-row-scales", request.sinkRowScales}})
@@ -311,6 +320,10 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     }
   if (request.outPhase && !request.splitScan) {
     error = "out-phase 1 needs split-scan 1";
+    return false;
+  }
+  if (request.outValueLoop && !request.outPhase) {
+    error = "out-value-loop 1 needs out-phase 1";
     return false;
   }
   rec::RecScheduleOptions schedule;
@@ -329,6 +342,7 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
   schedule.prepBlocks = request.prepBlocks;
   schedule.scanSegments = request.scanSegments;
   schedule.products = request.products;
+  schedule.outValueLoop = request.outValueLoop;
   std::vector<int64_t> candidates = {64, 32, 16, 8};
   if (request.chunkSize)
     candidates = {request.chunkSize};
@@ -541,6 +555,7 @@ int compileSpec(rec::RecurrenceOp specOp, const CompileRequest &request,
               : "")
       << (request.padAddendRows ? "" : " pad-addend-rows=0")
       << (request.outPhase ? " out-phase=1" : "")
+      << (request.outValueLoop ? " out-value-loop=1" : "")
       << (request.keepRows >= 0
               ? " keep-rows=" + std::to_string(request.keepRows)
               : "")
@@ -899,6 +914,7 @@ int runCompile() {
   request.products = products;
   request.splitScan = splitScan;
   request.outPhase = outPhase;
+  request.outValueLoop = outValueLoop;
   request.keepRows = keepRows;
   request.params.assign(params.begin(), params.end());
   request.noFatbin = noFatbin;

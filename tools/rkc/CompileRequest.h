@@ -67,6 +67,10 @@ struct CompileRequest {
   // own, every chunk at once, from each chunk's entering state (rec-split-
   // scan's out-phase); 0: in the scan. Not a knob of `rkc tune` (yet).
   int64_t outPhase = 0;
+  // With an out phase: 1 has its kernel take a chunk and value head a block,
+  // the key side once and the value side for each value tile in turn; 0: a
+  // block a value tile.
+  int64_t outValueLoop = 0;
   // Split kernels: 1 has the rows the scan reads cross from the prep (the
   // scan stages them with the rest of its workspace, or from the inputs
   // themselves), 0 has the scan load them; -1: 1, or 0 with an out phase.

@@ -452,14 +452,16 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
     for (auto [i, op] : llvm::enumerate(ops))
       for (Value r : op->getResults())
         index[r] = i;
+    // (A value the loop reads from before it is read past the last op: the
+    // next value tile reads it again, so no op, the last one included, may
+    // take its place.)
     for (auto [i, op] : llvm::enumerate(ops))
       if (reads(op))
         for (Value operand : op->getOperands())
-          lastUse[operand] =
-              i >= loopBegin && index.count(operand) &&
-                      index[operand] < loopBegin
-                  ? ops.size() - 1
-                  : i;
+          lastUse[operand] = i >= loopBegin && index.count(operand) &&
+                                     index[operand] < loopBegin
+                                 ? ops.size()
+                                 : i;
     // A Gram computed together with the next op (pairPrepGrams) reads its
     // operands and writes its result while that one writes its own.
     for (auto [i, op] : llvm::enumerate(ops))

@@ -13,7 +13,7 @@ barriers: in a generated kernel, its chunk ops in order
       --decode 64,32 --out /tmp/gdn2-decode
 
 --kernel: prep (the split prefill's prep kernel), scan (its scan: the
-prefill kernel) or decode; the kernels for 16-bit outputs are the ones run.
+prefill kernel), out (the out kernel of --out-phase 1) or decode; the kernels for 16-bit outputs are the ones run.
 ncu runs with --clock-control none (the clocks as benchmarks see them).
 --lineinfo builds with nvcc's -lineinfo and also exports the source page with
 CUDA lines beside the SASS (source.csv), so that a phase can be traced to the
@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import sass_profile  # noqa: E402
 
 KERNELS = {"prep": "prep_kernel_tc", "scan": "prefill_kernel_tc",
-           "decode": "decode_kernel"}
+           "out": "out_kernel_tc", "decode": "decode_kernel"}
 SUMMARY = ("Duration", "Registers Per Thread", "Theoretical Occupancy",
            "Achieved Occupancy", "Issue Slots Busy", "DRAM Throughput",
            "Warp Cycles Per Issued Instruction", "Dynamic Shared Memory")

@@ -1755,6 +1755,18 @@ private:
       at = "w[e]";
       here = stored(std::to_string(first) + " + e", std::to_string(cols));
     }
+    // The out kernel reads a whole tile, laid out dense, 16 bytes at a time
+    // where its place in the workspace allows (copyTile).
+    if (!store && emitting == "out" && !swizzledB.contains(v) &&
+        !lastRowOnly(op) && workspaceAligned(op)) {
+      bool value = type.getCols() == Axis::value;
+      std::string width = value ? valueCols() : std::to_string(cols);
+      os << "      copyTile<" << width << ">(w"
+         << (value ? " + v0, DV" : ", " + width) << ", " << t << ", " << width
+         << ", " << rows << ");\n    }\n"
+         << "    __syncthreads();\n";
+      return;
+    }
     // Raw input rows the scan stages from the input itself need no copy
     // there (rec.raw_input).
     if (store && op->hasAttr("rec.raw_input"))
@@ -1775,6 +1787,15 @@ private:
   /// marked it rec.half, float32 otherwise.
   static std::string crossingType(Operation *op) {
     return op->hasAttr("rec.half") ? "Crossing<TensorCores>" : "float";
+  }
+  /// Whether its place in a (chunk, value head)'s workspace starts on 16
+  /// bytes in both kernels (whose slots are whole 16-byte pieces).
+  bool workspaceAligned(Operation *op) const {
+    auto half = op->getAttrOfType<IntegerAttr>("rec.workspace_half_offset");
+    auto full = op->getAttrOfType<IntegerAttr>("rec.workspace_offset");
+    return half && full && half.getInt() % 16 == 0 && full.getInt() % 4 == 0 &&
+           s.workspaceFloats % 4 == 0 && s.workspaceHalfBytes % 16 == 0 &&
+           s.workspaceHalfLeanBytes % 16 == 0;
   }
   /// Its byte offset in a (chunk, value head)'s workspace, by kernel.
   static std::string workspaceAt(Operation *op) {
@@ -2638,9 +2659,7 @@ private:
       // loop, the key side once and then, for each value tile, its slice
       // of the state and the value side.
       const std::string loadState =
-          "    for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n"
-          "      S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e "
-          "/ BV) * DV + v0 + e % BV]);\n"
+          "    copyTile<BV>(entering + v0, DV, S, SLD, DK);\n"
           "    __syncthreads();\n";
       ks << "  {\n"
          << "    const Crossing<TensorCores> *const entering = "
@@ -2756,22 +2775,17 @@ private:
       // the products or loads of its operands, each closed by a barrier.
       // The kernel for bf16 products that keeps S in registers stores its
       // bf16 shadow, which its products read.
-      std::string fromS = "rkc::tile::fromFloat<Crossing<TensorCores>>(S[(e "
-                          "/ BV) * SLD + e % BV])";
       ks << "    { // the chunk's entering state, which the out kernel "
             "starts from\n"
          << "      Crossing<TensorCores> *const to = "
-            "outWorkspace<TensorCores>(p, seq, t0, hv);\n"
-         << "      for (int e = threadIdx.x; e < DK * BV; e += THREADS)\n";
+            "outWorkspace<TensorCores>(p, seq, t0, hv) + v0;\n";
       if (registerState)
-        ks << "        if constexpr (TensorCores)\n"
-           << "          to[(e / BV) * DV + v0 + e % BV] = S16[(e / BV) * SLD "
-              "+ e % BV];\n"
-           << "        else\n"
-           << "          to[(e / BV) * DV + v0 + e % BV] = " << fromS << ";\n";
+        ks << "      if constexpr (TensorCores)\n"
+           << "        copyTile<BV>(S16, SLD, to, DV, DK);\n"
+           << "      else\n"
+           << "        copyTile<BV>(S, SLD, to, DV, DK);\n";
       else
-        ks << "        to[(e / BV) * DV + v0 + e % BV] =\n"
-           << "            " << fromS << ";\n";
+        ks << "      copyTile<BV>(S, SLD, to, DV, DK);\n";
       ks << "    }\n";
     }
     for (Operation &op : body) {
@@ -3318,6 +3332,8 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
 }
 
 )";
+    if (outPhase)
+      os << copyTileFunction();
     os << stageFunction(body);
     if (outputRowsPerToken)
       os << "/// A chunk's output rows as a product stores them (the sink of "
@@ -3561,6 +3577,37 @@ __device__ inline int64_t inputRow(const rkc_tensor &x, int headDim,
     }
     emitDecodeKernel(os);
     return true;
+  }
+
+  /// With an out phase: the copy of a tile between memory and shared memory
+  /// (the entering state, what the out kernel reads of the workspace) by
+  /// 16-byte pieces of the narrower element type, not element by element
+  /// (measured: the out kernel's element-at-a-time copies and their index
+  /// arithmetic were most of its instructions, NOTES.md v30c).
+  static std::string copyTileFunction() {
+    return R"(/// Rows x Cols elements from `from` (rows fromStride elements apart) to `to`
+/// (rows toStride apart), converted, 16 bytes of the narrower type a thread
+/// at a time: Cols, both strides and both rows' starts whole such pieces.
+template <int Cols, typename From, typename To>
+__device__ __forceinline__ void copyTile(const From *from, int64_t fromStride, To *to,
+                                         int64_t toStride, int rows) {
+  constexpr int N = 16 / (int)(sizeof(From) < sizeof(To) ? sizeof(From) : sizeof(To));
+  static_assert(Cols % N == 0, "a row is whole 16-byte pieces");
+  for (int e = threadIdx.x * N; e < rows * Cols; e += THREADS * N) {
+    const int r = e / Cols, c = e % Cols;
+    From x[N];
+    loadVector<N>(from + r * fromStride + c, x);
+    union { To e[N]; uint4 p[N * sizeof(To) / 16]; } y;
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      y.e[j] = rkc::tile::fromFloat<To>(rkc::tile::toFloat(x[j]));
+#pragma unroll
+    for (int k = 0; k < (int)(N * sizeof(To) / 16); ++k)
+      reinterpret_cast<uint4 *>(to + r * toStride + c)[k] = y.p[k];
+  }
+}
+
+)";
   }
 
   /// With an out phase, where a (chunk, value head) of what crosses to it

@@ -38,14 +38,15 @@
 // CHECK: void prefill(const Params &p) {
 // CHECK: for (int64_t t0 = tBegin; t0 < tEnd; t0 += C) {
 // CHECK-NEXT: { // the chunk's entering state, which the out kernel starts from
-// CHECK-NEXT: Crossing<TensorCores> *const to = outWorkspace<TensorCores>(p, seq, t0, hv);
+// CHECK-NEXT: Crossing<TensorCores> *const to = outWorkspace<TensorCores>(p, seq, t0, hv) + v0;
+// CHECK-NEXT: copyTile<BV>(S, SLD, to, DV, DK);
 // CHECK-NOT: rec.chunk.rows query
 // CHECK-NOT: OutputRows{
 // CHECK: S = A B + S, the chunk's new state
 // CHECK: void out(const Params &p) {
 // CHECK: const int64_t t0 = bos + (p.chunk_begin + (int64_t)(blockIdx.x / heads)) * C;
 // CHECK: const Crossing<TensorCores> *const entering = outWorkspace<TensorCores>(p, seq, t0, hv);
-// CHECK: S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e / BV) * DV + v0 + e % BV]);
+// CHECK: copyTile<BV>(entering + v0, DV, S, SLD, DK);
 // CHECK: rec.chunk.rows query
 // CHECK: rkc::tile::matmul<TensorCores, 128>({{tile[0-9]+}}, S,
 // CHECK: rec.chunk.gram
@@ -67,7 +68,7 @@
 // GDN: void prefill(const Params &p) {
 // GDN: { // the chunk's entering state, which the out kernel starts from
 // GDN: if constexpr (TensorCores)
-// GDN-NEXT: to[(e / BV) * DV + v0 + e % BV] = S16[(e / BV) * SLD + e % BV];
+// GDN-NEXT: copyTile<BV>(S16, SLD, to, DV, DK);
 // GDN-NOT: for the out kernel
 // GDN: void prep(const Params &p) {
 // GDN: void out(const Params &p) {
@@ -79,8 +80,13 @@
 // W is read right before its first reader, W S, and U₀ before it too: the
 // sum U = W S + U₀ is folded into that product, which adds U₀ as it stores
 // (outKernelOrder).
+// W and U₀ are read 16 bytes at a time (copyTile).
 // GDN: // from the prep kernel: [[W:tile[0-9]+]]
+// GDN-NEXT: Crossing<TensorCores> *const w =
+// GDN-NEXT: copyTile<128>(w, 128, [[W]], 128, 64);
 // GDN: // from the prep kernel: [[U0:tile[0-9]+]]
+// GDN-NEXT: Crossing<TensorCores> *const w =
+// GDN-NEXT: copyTile<BV>(w + v0, DV, [[U0]], BV, 64);
 // GDN: rkc::tile::matmul<TensorCores, 128>([[W]], S, {{.*}}, [[U0]]);
 
 // GDNLAUNCH: rkc_stream_alloc((void **)&params.workspace, workspace + rkc_gdn_carry_bytes(&params, segments) + rkc_gdn_out_workspace_bytes(&params), stream)
@@ -108,8 +114,7 @@
 // LOOPCU: rkc::tile::gram<TensorCores, 128>(
 // LOOPCU: for (int64_t v0 = 0; v0 < DV; v0 += BV) {
 // LOOPCU-NEXT: __syncthreads();
-// LOOPCU-NEXT: for (int e = threadIdx.x; e < DK * BV; e += THREADS)
-// LOOPCU-NEXT: S[(e / BV) * SLD + e % BV] = rkc::tile::toFloat(entering[(e / BV) * DV + v0 + e % BV]);
+// LOOPCU-NEXT: copyTile<BV>(entering + v0, DV, S, SLD, DK);
 // LOOPCU: const int64_t oBase = row * p.a.o.stride[0] + hv * p.a.o.stride[2] + v0 * p.a.o.stride[3];
 // LOOPCU: rec.chunk.rows value
 // LOOPCU-NOT: rkc::tile::gram<

@@ -945,7 +945,7 @@ TEST(OutPhase, TheValueLoopComputesTheKeySideOnce) {
   for (const char *once :
        {"rows query", "rkc::tile::gram<", "rows erase_along"})
     EXPECT_LT(body.find(once), loop) << once;
-  for (const char *each : {"toFloat(entering[", "rows value",
+  for (const char *each : {"copyTile<BV>(entering + v0", "rows value",
                            "const int64_t oBase", "OutputRows{"})
     EXPECT_GT(body.find(each), loop) << each;
   EXPECT_THAT(kernels.launcher,
@@ -966,11 +966,12 @@ TEST(OutPhase, LinearAttentionGetsAnOutKernel) {
   ASSERT_FALSE(outBody.empty());
   // The scan: the entering state stored, no output.
   EXPECT_THAT(scan, ::testing::HasSubstr("outWorkspace<TensorCores>(p, seq, "
-                                         "t0, hv);"));
+                                         "t0, hv) + v0;"));
   EXPECT_THAT(scan, ::testing::Not(::testing::HasSubstr("OutputRows{")));
   EXPECT_THAT(scan, ::testing::Not(::testing::HasSubstr("rows query")));
   // The out kernel: the state loaded, the query rows, o stored.
-  EXPECT_THAT(outBody, ::testing::HasSubstr("rkc::tile::toFloat(entering["));
+  EXPECT_THAT(outBody, ::testing::HasSubstr(
+                           "copyTile<BV>(entering + v0, DV, S, SLD, DK);"));
   EXPECT_THAT(outBody, ::testing::HasSubstr("rows query"));
   EXPECT_THAT(outBody, ::testing::HasSubstr("OutputRows{"));
   EXPECT_THAT(cu, ::testing::HasSubstr("rkc_linear_attention_out_kernel_tc"));

@@ -209,7 +209,8 @@ cl::opt<int64_t> keepRows(
     cl::desc("Split kernels: 1 has the input rows the scan reads cross "
              "from the prep kernel (the scan stages them while the chunk "
              "before runs, or copies them from the inputs themselves); 0: "
-             "the scan loads them; -1 (default): 1, or 0 with --out-phase 1"),
+             "the scan loads them (measured slower, with the out phase too: "
+             "its row loads are on the sequential path); -1 (default): 1"),
     cl::cat(compileCategory));
 cl::list<std::string> params("param", cl::sub(compileCommand),
                              cl::desc("Override a spec parameter, e.g. "
@@ -365,10 +366,6 @@ bool emitKernels(rec::RecurrenceOp specOp, const CompileRequest &request,
     // through the workspace and is staged while the previous chunk runs.
     lowering.keepRows = lowering.splitScan;
     lowering.outPhase = request.outPhase != 0;
-    // With an out phase, linear attention's scan then loads its own rows,
-    // and no prep kernel runs.
-    if (lowering.outPhase)
-      lowering.keepRows = false;
     if (request.keepRows >= 0)
       lowering.keepRows = lowering.splitScan && request.keepRows;
     // A chunk whose tiles do not fit in shared memory fails to schedule:

@@ -73,7 +73,7 @@ struct CompileRequest {
   int64_t outValueLoop = 0;
   // Split kernels: 1 has the rows the scan reads cross from the prep (the
   // scan stages them with the rest of its workspace, or from the inputs
-  // themselves), 0 has the scan load them; -1: 1, or 0 with an out phase.
+  // themselves), 0 has the scan load them; -1: 1.
   int64_t keepRows = -1;
   // The tensor-core products of the kernels for 16-bit outputs: "tf32" or
   // "bf16" (a number format, the same for every variant of a tuned compile).

@@ -2671,6 +2671,11 @@ private:
       if (split)
         ks << "    unsigned char *const ws = chunkWorkspace<TensorCores>(p, "
               "seq, t0, hv);\n";
+      // With --prefetch, the chunk's input rows into L2 at once (as the
+      // prep's): its row loads then wait on L2 one after another, not on
+      // HBM.
+      if (s.prefetch)
+        ks << prefetchChunk("t0", "");
       size_t loopBegin = SIZE_MAX;
       SmallVector<Operation *> order = s.outValueLoop
                                            ? outKernelLoopOrder(body, loopBegin)

@@ -29,6 +29,10 @@
 // RUN: rm -rf %t.loop && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.loop --no-fatbin --out-phase 1 --out-value-loop 1 | FileCheck %s --check-prefix=LOOP
 // RUN: FileCheck %s --check-prefix=LOOPCU --input-file=%t.loop/gdn.cu
 // RUN: FileCheck %s --check-prefix=LOOPLAUNCH --input-file=%t.loop/gdn_launch.c
+// With --prefetch 1 the out kernel fetches its chunk's input rows into L2 at
+// its start, as the prep kernel does.
+// RUN: rm -rf %t.pf && rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.pf --no-fatbin --out-phase 1 --prefetch 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=PREFETCH --input-file=%t.pf/gdn.cu
 // RUN: not rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.loop2 --no-fatbin --out-value-loop 1 2>&1 | FileCheck %s --check-prefix=LOOPALONE
 // RUN: not rkc compile %rkc_src/examples/specs/gdn.mlir -o %t.loop3 --no-fatbin --out-phase 1 --out-value-loop 2 2>&1 | FileCheck %s --check-prefix=BADLOOP
 
@@ -125,3 +129,9 @@
 // LOOPLAUNCH: const unsigned outGrid[3] = {(unsigned)(per * params.value_heads), 1, (unsigned)params.num_seqs};
 // LOOPALONE: out-value-loop 1 needs out-phase 1
 // BADLOOP: out-value-loop (2) must be 0 or 1
+// PREFETCH: void out(const Params &p) {
+// PREFETCH: unsigned char *const ws = chunkWorkspace<TensorCores>(p, seq, t0, hv);
+// PREFETCH-NEXT: {
+// PREFETCH-NEXT: const int64_t next = t0, tokens = eos - next < C ? eos - next : C;
+// PREFETCH-NEXT: prefetchRows(p.a.
+// PREFETCH: rec.chunk.rows query

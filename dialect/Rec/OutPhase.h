@@ -63,11 +63,13 @@ inline llvm::SmallVector<mlir::Operation *> outKernelOrder(mlir::Block &body) {
   return order;
 }
 
-/// Whether `op` belongs to the out kernel's value side: a result with a
-/// value axis, or an operand that is the state slice or the result of an op
-/// of the value side (`valueSide`: those of them that come before `op`).
-inline bool onOutValueSide(mlir::Operation *op,
-                           const llvm::DenseSet<mlir::Operation *> &valueSide) {
+/// Whether `op` is on the value side of a kernel that loops over value
+/// tiles (the prep's value loop, the out kernel's): a result with a value
+/// axis, or an operand that is the state (a block argument with one) or the
+/// result of an op of the value side (`valueSide`: those of them that come
+/// before `op`).
+inline bool onValueSide(mlir::Operation *op,
+                        const llvm::DenseSet<mlir::Operation *> &valueSide) {
   auto valueAxis = [](mlir::Type type) {
     auto tile = mlir::dyn_cast<TileType>(type);
     return tile &&
@@ -76,8 +78,7 @@ inline bool onOutValueSide(mlir::Operation *op,
   return llvm::any_of(op->getResultTypes(), valueAxis) ||
          llvm::any_of(op->getOperands(), [&](mlir::Value v) {
            mlir::Operation *def = v.getDefiningOp();
-           return def ? valueSide.contains(def)
-                      : mlir::isa<mlir::BlockArgument>(v);
+           return def ? valueSide.contains(def) : valueAxis(v.getType());
          });
 }
 
@@ -92,7 +93,7 @@ outKernelLoopOrder(mlir::Block &body, size_t &loopBegin) {
   llvm::SmallVector<mlir::Operation *> key, value;
   llvm::DenseSet<mlir::Operation *> valueSide;
   for (mlir::Operation *op : outKernelOrder(body)) {
-    if (onOutValueSide(op, valueSide)) {
+    if (onValueSide(op, valueSide)) {
       valueSide.insert(op);
       value.push_back(op);
     } else {

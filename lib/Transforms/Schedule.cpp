@@ -707,15 +707,7 @@ struct RecSchedulePass : rkc::rec::impl::RecScheduleBase<RecSchedulePass> {
       all.clear(), prep.clear(), scan.clear();
       for (Operation &op : body) {
         all.push_back(&op);
-        bool value = llvm::any_of(op.getResultTypes(), [](Type t) {
-                       auto tile = cast<TileType>(t);
-                       return tile.getCols() == Axis::value ||
-                              tile.getRows() == Axis::value;
-                     }) ||
-                     llvm::any_of(op.getOperands(), [&](Value v) {
-                       return v.getDefiningOp() &&
-                              valueSide.contains(v.getDefiningOp());
-                     });
+        bool value = onValueSide(&op, valueSide);
         if (value)
           valueSide.insert(&op);
         if (phase(&op) == "prep" || phase(&op) == "both")

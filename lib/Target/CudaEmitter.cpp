@@ -2776,10 +2776,11 @@ private:
     if (s.prefetch && loadsRows)
       ks << prefetchChunk("t0 + C", "if (t0 + C < tEnd) ");
     if (outPhase) {
-      // Read before any op of the chunk writes S: the update comes after
-      // the products or loads of its operands, each closed by a barrier.
-      // The kernel for bf16 products that keeps S in registers stores its
-      // bf16 shadow, which its products read.
+      // Read before any op of the chunk writes S. Every warp copies rows
+      // of other warps, and the chunk's first op may be the update itself
+      // (linear attention with its rows staged), which writes S (or, in the
+      // kernel for bf16 products that keeps S in registers, the bf16
+      // shadow copied here) with no barrier before: so one after the copy.
       ks << "    { // the chunk's entering state, which the out kernel "
             "starts from\n"
          << "      Crossing<TensorCores> *const to = "
@@ -2791,7 +2792,8 @@ private:
            << "        copyTile<BV>(S, SLD, to, DV, DK);\n";
       else
         ks << "      copyTile<BV>(S, SLD, to, DV, DK);\n";
-      ks << "    }\n";
+      ks << "    }\n"
+         << "    __syncthreads(); // the copy is done before S changes\n";
     }
     for (Operation &op : body) {
       if (phase(op) == "out")

@@ -22,6 +22,11 @@
 // its own.
 // RUN: rm -rf %t.keep && rkc compile %rkc_src/examples/specs/kda.mlir -o %t.keep --no-fatbin --out-phase 1 | FileCheck %s --check-prefix=KEEP
 // RUN: FileCheck %s --check-prefix=KEEPCU --input-file=%t.keep/kda.cu
+// Linear attention's chunk then starts with the state update, which writes
+// S's bf16 shadow while other warps may still be copying it: a barrier
+// between the copy and the update.
+// RUN: rm -rf %t.la && rkc compile %rkc_src/examples/specs/linear_attention.mlir -o %t.la --no-fatbin --out-phase 1 > /dev/null
+// RUN: FileCheck %s --check-prefix=STAGED --input-file=%t.la/linear_attention.cu
 // RUN: not rkc compile %rkc_src/examples/specs/kda.mlir -o %t.keep2 --no-fatbin --keep-rows 2 2>&1 | FileCheck %s --check-prefix=BADKEEP
 // With --out-value-loop 1 the out kernel takes a chunk and value head a block:
 // the query side and the chunk's own attention once, then for each value
@@ -46,6 +51,8 @@
 // CHECK-NEXT: { // the chunk's entering state, which the out kernel starts from
 // CHECK-NEXT: Crossing<TensorCores> *const to = outWorkspace<TensorCores>(p, seq, t0, hv) + v0;
 // CHECK-NEXT: copyTile<BV>(S, SLD, to, DV, DK);
+// CHECK-NEXT: }
+// CHECK-NEXT: __syncthreads(); // the copy is done before S changes
 // CHECK-NOT: rec.chunk.rows query
 // CHECK-NOT: OutputRows{
 // CHECK: S = A B + S, the chunk's new state
@@ -108,6 +115,13 @@
 // BADVALUE: out-phase (2) must be 0 or 1
 // KEEP: out-phase=1 products=
 // KEEP: where raw input rows are staged from the inputs
+// STAGED: void prefill(const Params &p) {
+// STAGED: copyTile<BV>(S16, SLD, to, DV, DK);
+// STAGED: }
+// STAGED-NEXT: __syncthreads(); // the copy is done before S changes
+// STAGED-NEXT: rec.chunk.matmul
+// STAGED: rkc::tile::updateStateOne<64>(sreg,
+
 // KEEPCU: void prefill(const Params &p) {
 // KEEPCU-NOT: rec.chunk.rows value {{.*}}rec.phase = "both"
 // KEEPCU: void out(const Params &p) {

@@ -11,7 +11,9 @@ again on views of them with rows one element longer: the worse error of the
 two shows), compares, then checks the
 decode kernel over the last 16 tokens from the prefill state, and a decode
 step with state_indices (slots in another order, a padding entry) against
-plain calls. The cases include gates down to -40 a token (`gates=40`: the
+plain calls. Each prefill runs again three times on the same inputs and must
+give the same bits (a race shows there before the tolerance notices it).
+The cases include gates down to -40 a token (`gates=40`: the
 factored Grams' exact path); --dtypes takes f32, bf16 and f16. Prints a
 table last; exits 1 if any row is out of tolerance.
 
@@ -32,6 +34,7 @@ from safetensors.torch import load_file
 SPECS = ["linear_attention", "deltanet", "gdn", "kda", "gdn2", "qed", "eda",
          "deltaproduct", "comba", "dplr", "kda_prologue"]
 TOLERANCE = {"f32": 1e-5, "bf16": 5e-3, "f16": 5e-3}
+REPEATS = 3  # prefill calls again on the same inputs, to match bit for bit
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -109,6 +112,18 @@ def check_case(kernels, inputs_path, ref_path, varlen):
                  cu.cpu() if cu is not None else None)
     torch.cuda.synchronize()
     errors = [rel(o, ref["o"]), rel(final, ref["final_state"])]
+    # The kernels use no atomics: the same call again gives the same bits.
+    # A difference is a race between the warps or blocks of a kernel, which
+    # the tolerance alone may let through where it lands rarely.
+    for _ in range(REPEATS):
+        o_again, final_again = torch.full_like(o, float("nan")), torch.full_like(final, float("nan"))
+        kernels.call("prefill", inputs, o_again, initial, final_again, cu,
+                     cu.cpu() if cu is not None else None)
+        torch.cuda.synchronize()
+        if not (torch.equal(o_again, o) and torch.equal(final_again, final)):
+            raise RuntimeError(
+                "the same prefill call gave other bits (o %.2e, state %.2e "
+                "apart): a race" % (rel(o_again, o), rel(final_again, final)))
     # Again on views whose rows are one element longer: strides that no
     # 16-byte copy can take (the split scan then reads the raw input rows
     # the prep kernel handed over, not the inputs). The worse error shows.

@@ -1875,13 +1875,37 @@ private:
   /// The prefill kernel for 16-bit outputs' shared memory: its tiles (the
   /// float32 plan's, which its 16-bit tiles fit inside) and, when the scan
   /// stages, its two buffers in their 16-bit layout, not the float32
-  /// kernel's (half or less the bytes): two blocks an SM where the float32
-  /// plan allows one.
+  /// kernel's (half or less the bytes), right after the last tile it uses
+  /// (tensorCoreStageAt): two blocks an SM where the float32 plan allows
+  /// one.
   int64_t prefillTensorCoreBytes() const {
     if (!split || !s.stageFloats || !s.stageHalfBytes)
       return s.sharedBytes;
-    return s.sharedBytes - s.stageBuffers * s.stageFloats * 4 +
-           2 * s.stageHalfBytes;
+    int64_t at = tensorCoreStageAt
+                     ? tensorCoreStageAt
+                     : s.sharedBytes / 4 - s.stageBuffers * s.stageFloats;
+    return at * 4 + 2 * s.stageHalfBytes;
+  }
+
+  /// Where the scan of the kernel for 16-bit outputs starts its staging
+  /// buffers, in floats: after the state (its bf16 shadow where the state
+  /// is in registers) and the tiles the scan declares (`declared`: their
+  /// offsets in the float32 plan, each taken at its float32 size with its
+  /// rows padded, which its 16-bit form fits inside). The float32 plan
+  /// also has room for the tiles the products fuse away (the state
+  /// update's product, which goes to registers or straight into S); the
+  /// kernel for 16-bit outputs, whose buffers are half the size, gains a
+  /// second block an SM from leaving that room out (GDN: 124 160 B →
+  /// 96 512 B). 128-byte aligned; never after STAGE_AT.
+  int64_t stageAtAfter(ArrayRef<Value> declared) const {
+    int64_t stateFloats = s.dk * s.stateStride;
+    int64_t end = registerState ? stateFloats / 2 : stateFloats;
+    for (Value v : declared) {
+      int64_t stride = std::max({paddedStride(v), ncols(v) + 8, ncols(v)});
+      end = std::max(end, offsetsOf("scan").lookup(v) + nrows(v) * stride);
+    }
+    end = (end + 31) / 32 * 32;
+    return std::min(end, s.sharedBytes / 4 - s.stageBuffers * s.stageFloats);
   }
 
   /// Whether the scan stages `op`'s value swizzled in the kernels for
@@ -2593,6 +2617,7 @@ private:
     planGramPairs(body, phase);
     planPrepBarriers(body, phase);
     planSwizzledRows(body, phase);
+    SmallVector<Value> declared; // the tiles named below
     // The tiles this kernel computes or receives (not a product's whose sum
     // it computes, nor a sum stored straight into S, nor a decay_state its
     // product scales from S, nor a sum the output adds: nothing names
@@ -2613,6 +2638,7 @@ private:
       for (Value r : op.getResults()) {
         if (!here || (which == "prep" && op.hasAttr("rec.to_workspace")))
           continue;
+        declared.push_back(r);
         int64_t offset = offsetsOf(which).lookup(r);
         if (productOperands.count(r))
           ks << "  rkc::tile::Operand<TensorCores> *const " << tile(r) << " = "
@@ -2710,8 +2736,20 @@ private:
     if (which == "scan" && s.stageFloats) {
       // Chunk n's workspace is in stage n % 2 when the chunk starts; the
       // next chunk's arrives in the other one while this chunk runs.
+      std::string at = "STAGE_AT";
+      if (split && s.stageHalfBytes) {
+        tensorCoreStageAt = stageAtAfter(declared);
+        if (tensorCoreStageAt !=
+            s.sharedBytes / 4 - s.stageBuffers * s.stageFloats) {
+          at = "(TensorCores ? " + std::to_string(tensorCoreStageAt) +
+               " : STAGE_AT)";
+          ks << "  // (The kernel for 16-bit outputs: its buffers right "
+                "after the state and the tiles above.)\n";
+        }
+      }
       ks << "  unsigned char *const stages = reinterpret_cast<unsigned char "
-            "*>(smem + STAGE_AT);\n"
+            "*>(smem + "
+         << at << ");\n"
          << "  constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : "
             "STAGE_FLOATS * 4;\n"
          << "  // The next chunk's workspace: this one's plus a chunk slot of "
@@ -4744,6 +4782,9 @@ __device__ __forceinline__ void copyTile(const From *from, int64_t fromStride, T
   /// (planRegisterState); while its code is written, the state's name in a
   /// product is its bf16 shadow S16.
   bool registerState = false;
+  // The scan's staging buffers in the kernel for 16-bit outputs, in floats
+  // (stageAtAfter; 0: not yet emitted, STAGE_AT).
+  int64_t tensorCoreStageAt = 0;
   mutable bool shadowState = false;
   bool stateInRegisters = false; // the prefill kernel's (its init and end)
   /// Products whose closing barrier is left out, and whether the register

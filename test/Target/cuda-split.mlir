@@ -55,7 +55,7 @@
 // 16-bit outputs (their 16-bit layout) and one in the float32 kernel: that
 // one stages a chunk at a time, the next chunk's copies issued once every
 // thread is done with this chunk's.
-// ONESTAGELOG: prefill 200720 B (203008 B for 16-bit outputs)
+// ONESTAGELOG: prefill 200720 B (180480 B for 16-bit outputs)
 // ONESTAGE: constexpr int STAGE_FLOATS = 34820, STAGE_AT = 15360;
 // ONESTAGE: template <bool TensorCores> constexpr bool kTwoStages = TensorCores;
 // ONESTAGE: unsigned char *const stage = stages + (kTwoStages<TensorCores> ? (n % 2) * STAGE_BYTES : 0);
@@ -160,7 +160,12 @@
 // Its place is a multiple of 16 bytes, and the kernel says so (the products
 // then need no path for rows that are not 16-byte aligned).
 // CHECK: rkc::tile::Operand<TensorCores> *const [[U:tile[0-9]+]] = static_cast<rkc::tile::Operand<TensorCores> *>(__builtin_assume_aligned(smem + {{[0-9]+}}, 16)); // !rec.tile<chunk, value>, only bf16 products read it
-// CHECK: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + STAGE_AT);
+// The kernel for 16-bit outputs starts its staging buffers right after the
+// state's bf16 shadow and the tiles it names (U's Operand tile and the last
+// one, 16 rows of 40 floats from 3072), not after the float32 plan's room
+// for the tiles its products fuse away.
+// CHECK: // (The kernel for 16-bit outputs: its buffers right after the state and the tiles above.)
+// CHECK-NEXT: unsigned char *const stages = reinterpret_cast<unsigned char *>(smem + (TensorCores ? 3712 : STAGE_AT));
 // CHECK-NEXT: constexpr int STAGE_BYTES = TensorCores ? STAGE_HALF_BYTES : STAGE_FLOATS * 4;
 // The next chunk's workspace is carried from chunk to chunk (one chunk slot
 // of every value head further), not computed again from the chunk index.
@@ -352,7 +357,7 @@
 // LAUNCH: if (fork && (status = rkc_stream_wait(side, stream)))
 // The prefill kernel for 16-bit outputs asks for less shared memory than
 // the float32 one: its staging buffers in their 16-bit layout.
-// LAUNCH: "rkc_kda_prefill_kernel" : "rkc_kda_prefill_kernel_tc", grid, block, (params.a.o.dtype == RKC_F32 ? 67072 : 48640), stream, &scan, sizeof scan);
+// LAUNCH: "rkc_kda_prefill_kernel" : "rkc_kda_prefill_kernel_tc", grid, block, (params.a.o.dtype == RKC_F32 ? 67072 : 34816), stream, &scan, sizeof scan);
 // LAUNCH: prep.chunk_begin = (k + 1) * per;
 // LAUNCH: "rkc_kda_prep_kernel" : "rkc_kda_prep_kernel_tc", prepGrid, block, {{[0-9]+}}, side, &prep, sizeof prep);
 // LAUNCH-NEXT: const rkc_status joined = rkc_stream_wait(stream, side);
@@ -435,23 +440,24 @@
 // RUN: FileCheck %s --check-prefix=BLOCKS --input-file=%t/blocks/kda.cu
 // BLOCKSLOG: prep 53504 B
 // The scan's ask for as many as its shared memory allows, at most 2: here 1
-// (ptxas would otherwise spend registers on occupancy it cannot have).
+// for the float32 kernel (ptxas would otherwise spend registers on
+// occupancy it cannot have) and 2 for the kernel for 16-bit outputs (97 280
+// B: its staging buffers in 16 bits, right after the tiles it uses).
 // BLOCKS: #ifndef RKC_PREFILL_BLOCKS
 // BLOCKS-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // BLOCKS-NEXT: #define RKC_PREFILL_BLOCKS 1
 // BLOCKS: #ifndef RKC_PREFILL_TC_BLOCKS
 // BLOCKS-NEXT: #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-// BLOCKS-NEXT: #define RKC_PREFILL_TC_BLOCKS 1
+// BLOCKS-NEXT: #define RKC_PREFILL_TC_BLOCKS 2
 // BLOCKS: extern "C" __global__ void __launch_bounds__(THREADS, RKC_PREFILL_BLOCKS)
 // BLOCKS-NEXT: rkc_kda_prefill_kernel(const Params p) {
 // BLOCKS: extern "C" __global__ void __launch_bounds__(THREADS, RKC_PREFILL_TC_BLOCKS)
 // BLOCKS-NEXT: rkc_kda_prefill_kernel_tc(const Params p) {
-// At 16 value columns a block, the kernel for 16-bit outputs (92 KB: its
-// staging buffers in 16 bits) fits 2 blocks an SM where the float32 one
-// (151 KB) fits 1.
+// At 16 value columns a block, the kernel for 16-bit outputs (79 KB) fits
+// 2 blocks an SM where the float32 one (151 KB) fits 1.
 // RUN: rkc compile %rkc_src/examples/specs/kda.mlir -o %t/blocks16 --no-fatbin --value-tile 16 | FileCheck %s --check-prefix=BLOCKS16LOG
 // RUN: FileCheck %s --check-prefix=BLOCKS16 --input-file=%t/blocks16/kda.cu
-// BLOCKS16LOG: shared    prefill 154624 B (94208 B for 16-bit outputs)
+// BLOCKS16LOG: shared    prefill 154624 B (80896 B for 16-bit outputs)
 // BLOCKS16: #define RKC_PREFILL_BLOCKS 1
 // BLOCKS16: #define RKC_PREFILL_TC_BLOCKS 2
 // At 512 threads a block, 1 scan block an SM (128 registers a thread) and

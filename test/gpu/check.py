@@ -12,7 +12,9 @@ two shows), compares, then checks the
 decode kernel over the last 16 tokens from the prefill state, and a decode
 step with state_indices (slots in another order, a padding entry) against
 plain calls. Each prefill runs again three times on the same inputs and must
-give the same bits (a race shows there before the tolerance notices it).
+give the same bits (a race shows there before the tolerance notices it);
+with --repeat-shape 1,8192,32 so does every spec's prefill at a benchmark's
+size, five times (races land far more often with every SM busy).
 The cases include gates down to -40 a token (`gates=40`: the
 factored Grams' exact path); --dtypes takes f32, bf16 and f16. Prints a
 table last; exits 1 if any row is out of tolerance.
@@ -172,6 +174,31 @@ def check_case(kernels, inputs_path, ref_path, varlen):
     return errors
 
 
+def repeated(folder, spec, shape, times):
+    """The prefill of `folder`'s kernels (d = 128) on bench/benchmark.py's
+    bf16 inputs at `shape` (B,T,H), `times` times: the largest relative
+    difference of o and the final state from the first call's (0 where
+    every call gave the same bits)."""
+    from compare import D, cases  # (compare imports this module's Kernels)
+    _, x, initial, B, T, H = cases(argparse.Namespace(
+        spec=spec, shape=shape, decode=None))[0]
+    kernels = Kernels(folder, spec)
+    first, worst = None, 0.0
+    for _ in range(times):
+        o = torch.full((B, T, H, D), float("nan"), device="cuda",
+                       dtype=torch.bfloat16)
+        final = torch.full((B, H, D, D), float("nan"), device="cuda")
+        kernels.call("prefill", x, o, initial, final)
+        torch.cuda.synchronize()
+        if first is None:
+            if not (torch.isfinite(o).all() and torch.isfinite(final).all()):
+                return float("inf")  # (not every element written)
+            first = (o, final)
+        elif not (torch.equal(o, first[0]) and torch.equal(final, first[1])):
+            worst = max(worst, rel(o, first[0]), rel(final, first[1]))
+    return worst
+
+
 def check_state_indices(kernels, inputs, initial, t):
     """A decode step of token t with state_indices: sequence b takes slot
     N - 1 - b of the state pool, the last sequence is a padding entry (-1).
@@ -255,6 +282,12 @@ def main():
     parser.add_argument("--dtypes", default="f32,bf16")
     parser.add_argument("--quick", action="store_true",
                         help="one small case a spec")
+    parser.add_argument("--repeat-shape", default="",
+                        help="B,T,H (e.g. 1,8192,32) of a prefill run "
+                             "--repeat-times times bit for bit on every spec "
+                             "built at d 128 (bf16, bench/benchmark.py's "
+                             "inputs; default: none)")
+    parser.add_argument("--repeat-times", type=int, default=5)
     parser.add_argument("--compile-args", default="",
                         help="extra rkc compile options, e.g. '--split-scan 1'")
     args = parser.parse_args()
@@ -338,6 +371,26 @@ def main():
             print("rkc run --backend cuda %s: %s" % (spec, e), flush=True)
         failures += not ok
         rows.append((spec, "f32", 128, "rkc run --backend cuda", errors, ok))
+
+    # At a benchmark's size (many blocks an SM, every SM busy) a race
+    # between warps or blocks lands far more often than in the small cases
+    # above: the prefill on the benchmark's inputs, several times, bit for
+    # bit (no float64 reference: too slow there).
+    if args.repeat_shape:
+        import compare  # noqa: F401  (puts bench/ on the path)
+        from benchmark import SPECS as DRAWN  # the specs it draws inputs for
+        for spec in [s for s in specs if (s, 128) in folders and s in DRAWN]:
+            try:
+                diff = repeated(folders[(spec, 128)], spec, args.repeat_shape,
+                                args.repeat_times)
+                errors, ok = [diff, 0.0], diff == 0.0
+            except Exception as e:
+                errors, ok = [], False
+                print("%s repeated at %s: %s" % (spec, args.repeat_shape, e),
+                      flush=True)
+            failures += not ok
+            rows.append((spec, "bf16", 128, "x%d, B,T,H=%s" % (
+                args.repeat_times, args.repeat_shape), errors, ok))
 
     print("\nGPU: %s, commit %s" % (torch.cuda.get_device_name(),
                                    os.environ.get("RKC_COMMIT", "?")))

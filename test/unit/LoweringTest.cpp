@@ -29,12 +29,15 @@
 #include "Rec/Passes.h"
 #include "Target/CudaEmitter.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
+#include <sstream>
 
 using namespace rkc;
 using namespace rkc::test;
@@ -798,17 +801,26 @@ static bool
 emitWithOutPhase(const std::string &name, CudaKernels &kernels,
                  std::string &error,
                  llvm::function_ref<void(rec::ChunkedOp)> mark = nullptr,
-                 bool valueLoop = false) {
-  LoadedSpec spec(name);
+                 bool valueLoop = false);
+
+/// Emits `spec` split at `chunkSize` (with an out phase where `outPhase`);
+/// false with `error` set where the pipeline (a chunk too large for shared
+/// memory, say) or the emitter refuses. `mark` may change the lowered body
+/// first.
+static bool emitSplit(LoadedSpec &spec, int64_t chunkSize, bool outPhase,
+                      CudaKernels &kernels, std::string &error,
+                      llvm::function_ref<void(rec::ChunkedOp)> mark = nullptr,
+                      bool valueLoop = false) {
   mlir::MLIRContext *context = spec.op().getContext();
-  auto lower = [&](bool chunked) {
+  auto lower = [&](bool chunked) -> mlir::OwningOpRef<mlir::ModuleOp> {
     mlir::OwningOpRef<mlir::ModuleOp> module =
         mlir::ModuleOp::create(spec.op().getLoc());
     module->getBody()->push_back(spec.op()->clone());
     mlir::PassManager pm(context);
     rec::LoweringOptions lowering;
-    lowering.chunkSize = 32;
-    lowering.splitScan = lowering.outPhase = true;
+    lowering.chunkSize = chunkSize;
+    lowering.splitScan = true;
+    lowering.outPhase = outPhase;
     if (chunked)
       rec::buildLowerChunkedPipeline(pm, lowering);
     else
@@ -816,16 +828,32 @@ emitWithOutPhase(const std::string &name, CudaKernels &kernels,
     rec::RecScheduleOptions schedule;
     schedule.outValueLoop = valueLoop;
     pm.addPass(rec::createRecSchedule(schedule));
-    EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+    mlir::ScopedDiagnosticHandler collect(context, [&](mlir::Diagnostic &d) {
+      error += d.str() + "\n";
+      return mlir::success();
+    });
+    if (mlir::failed(pm.run(*module)))
+      return nullptr;
     return module;
   };
   mlir::OwningOpRef<mlir::ModuleOp> chunked = lower(true),
                                     decode = lower(false);
+  if (!chunked || !decode)
+    return false;
   auto spec0 = *chunked->getOps<rec::RecurrenceOp>().begin();
   if (mark)
     mark(mlir::cast<rec::ChunkedOp>(spec0.getTransition()));
   return emitCudaKernels(spec0, *decode->getOps<rec::RecurrenceOp>().begin(),
                          kernels, error);
+}
+
+static bool emitWithOutPhase(const std::string &name, CudaKernels &kernels,
+                             std::string &error,
+                             llvm::function_ref<void(rec::ChunkedOp)> mark,
+                             bool valueLoop) {
+  LoadedSpec spec(name);
+  return emitSplit(spec, 32, /*outPhase=*/true, kernels, error, mark,
+                   valueLoop);
 }
 
 /// The text of the generated device function `void NAME(const Params &p)`,
@@ -837,6 +865,82 @@ static std::string deviceFunction(const std::string &cu,
     return "";
   size_t end = cu.find("__device__ __forceinline__ void ", begin);
   return cu.substr(begin, end == std::string::npos ? end : end - begin);
+}
+
+// The scan of the kernel for 16-bit outputs starts its staging buffers
+// (`smem + (TensorCores ? AT : STAGE_AT)`) after the state's bf16 shadow and
+// every tile the generated scan names, each at its type's rows by its
+// columns plus 8 (the most a scan tile's rows are padded), read back from
+// the generated text; the launcher asks for AT floats and two buffers, and
+// its launch bound for two blocks an SM where those fit.
+TEST(SharedMemoryPlan, ScanStagesAfterEveryTileItNames) {
+  const std::regex tileDecl(
+      R"((tile[0-9]+) = [^;]*smem \+ ([0-9]+)[^;]*; // (!rec\.tile<[a-z]+, [a-z]+>))");
+  const std::regex stagesAt(
+      R"(smem \+ \(TensorCores \? ([0-9]+) : STAGE_AT\))");
+  const std::regex constant(R"(\b([A-Z_]+) = ([0-9]+)\b)");
+  const std::regex blocks(
+      R"(#ifndef RKC_PREFILL_TC_BLOCKS\n#if [^\n]*\n#define RKC_PREFILL_TC_BLOCKS ([0-9]+))");
+  int checked = 0;
+  for (const char *name : kAllSpecs)
+    for (int64_t chunkSize : {16, 32, 64})
+      for (bool outPhase : {false, true}) {
+        LoadedSpec spec(name);
+        CudaKernels kernels;
+        std::string error, what = std::string(name) + " chunk " +
+                                  std::to_string(chunkSize) +
+                                  (outPhase ? " out phase" : "");
+        if (!emitSplit(spec, chunkSize, outPhase, kernels, error)) {
+          // A chunk too large for shared memory is not a plan to check.
+          EXPECT_THAT(error, ::testing::HasSubstr("bytes of shared memory"))
+              << what;
+          continue;
+        }
+        std::string scan = deviceFunction(kernels.device, "prefill");
+        std::smatch at;
+        if (!std::regex_search(scan, at, stagesAt))
+          continue; // unstaged, or nothing to leave out
+        int64_t stageAt = std::stoll(at[1]);
+        // The kernels' constants (DK, BV, SLD, C and M: tokens and
+        // sub-steps a chunk, STAGE_HALF_BYTES), from their declarations.
+        std::map<std::string, int64_t> constants;
+        std::istringstream lines(kernels.device);
+        for (std::string line; std::getline(lines, line);)
+          if (line.find("constexpr int ") != std::string::npos)
+            for (auto it =
+                     std::sregex_iterator(line.begin(), line.end(), constant);
+                 it != std::sregex_iterator(); ++it)
+              constants.emplace((*it)[1], std::stoll((*it)[2]));
+        ASSERT_EQ(constants["C"], chunkSize) << what;
+        // The shadow: DK rows of SLD bf16 elements.
+        EXPECT_GE(stageAt * 2, constants["DK"] * constants["SLD"]) << what;
+        rec::TileExtents extents{constants["C"], constants["M"],
+                                 constants["DK"], constants["BV"]};
+        for (auto it = std::sregex_iterator(scan.begin(), scan.end(), tileDecl);
+             it != std::sregex_iterator(); ++it) {
+          auto tile = mlir::dyn_cast_or_null<rec::TileType>(
+              mlir::parseType((*it)[3].str(), spec.op().getContext()));
+          ASSERT_TRUE(tile) << what << ": " << (*it)[3];
+          int64_t end = std::stoll((*it)[2]) +
+                        extents.rows(tile) * (extents.cols(tile) + 8);
+          EXPECT_LE(end, stageAt) << what << ": " << (*it)[1];
+        }
+        EXPECT_EQ(stageAt % 32, 0) << what;
+        EXPECT_EQ(kernels.prefillTensorCoreSharedBytes,
+                  stageAt * 4 + 2 * constants["STAGE_HALF_BYTES"])
+            << what;
+        std::smatch bound;
+        ASSERT_TRUE(std::regex_search(kernels.device, bound, blocks)) << what;
+        // Two blocks and their 1 KB each of reserved shared memory in an
+        // sm_90 SM's 228 KB.
+        EXPECT_EQ(
+            std::stoll(bound[1]),
+            2 * (kernels.prefillTensorCoreSharedBytes + 1024) <= 228 * 1024 ? 2
+                                                                            : 1)
+            << what;
+        ++checked;
+      }
+  EXPECT_GT(checked, 20);
 }
 
 // A prep value handed to the out phase that the scan's workspace does not

@@ -1823,11 +1823,16 @@ private:
              ", 16))";
     return "reinterpret_cast<" + type + ">(" + address + ")";
   }
+  /// STAGE_AT: where the float32 plan puts the scan's staging buffers, in
+  /// floats (after its tiles).
+  int64_t stageAtFloats() const {
+    return s.sharedBytes / 4 - s.stageBuffers * s.stageFloats;
+  }
   /// Whether a staged value starts 16-byte aligned in both kernels (dynamic
   /// shared memory does): STAGE_AT, a buffer's size and the value's offset
   /// (stageAt's two), in each kernel's layout, multiples of 16 bytes.
   bool stagedAligned(Operation *op) const {
-    int64_t at = s.sharedBytes / 4 - s.stageBuffers * s.stageFloats;
+    int64_t at = stageAtFloats();
     return at % 4 == 0 && s.stageFloats % 4 == 0 &&
            s.stageHalfBytes % 16 == 0 &&
            op->getAttrOfType<IntegerAttr>("rec.stage_half_offset").getInt() %
@@ -1881,9 +1886,7 @@ private:
   int64_t prefillTensorCoreBytes() const {
     if (!split || !s.stageFloats || !s.stageHalfBytes)
       return s.sharedBytes;
-    int64_t at = tensorCoreStageAt
-                     ? tensorCoreStageAt
-                     : s.sharedBytes / 4 - s.stageBuffers * s.stageFloats;
+    int64_t at = tensorCoreStageAt ? tensorCoreStageAt : stageAtFloats();
     return at * 4 + 2 * s.stageHalfBytes;
   }
 
@@ -1901,11 +1904,11 @@ private:
     int64_t stateFloats = s.dk * s.stateStride;
     int64_t end = registerState ? stateFloats / 2 : stateFloats;
     for (Value v : declared) {
-      int64_t stride = std::max({paddedStride(v), ncols(v) + 8, ncols(v)});
+      int64_t stride = std::max(paddedStride(v), ncols(v) + 8);
       end = std::max(end, offsetsOf("scan").lookup(v) + nrows(v) * stride);
     }
     end = (end + 31) / 32 * 32;
-    return std::min(end, s.sharedBytes / 4 - s.stageBuffers * s.stageFloats);
+    return std::min(end, stageAtFloats());
   }
 
   /// Whether the scan stages `op`'s value swizzled in the kernels for
@@ -1974,7 +1977,7 @@ private:
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "constexpr int STAGE_FLOATS = " << s.stageFloats
-       << ", STAGE_AT = " << s.sharedBytes / 4 - s.stageBuffers * s.stageFloats
+       << ", STAGE_AT = " << stageAtFloats()
        << (s.stageBuffers == 2 ? "; // the scan's two staging buffers\n"
                                : "; // the scan's staging buffers\n");
     if (s.stageBuffers != 2)
@@ -2739,8 +2742,7 @@ private:
       std::string at = "STAGE_AT";
       if (split && s.stageHalfBytes) {
         tensorCoreStageAt = stageAtAfter(declared);
-        if (tensorCoreStageAt !=
-            s.sharedBytes / 4 - s.stageBuffers * s.stageFloats) {
+        if (tensorCoreStageAt != stageAtFloats()) {
           at = "(TensorCores ? " + std::to_string(tensorCoreStageAt) +
                " : STAGE_AT)";
           ks << "  // (The kernel for 16-bit outputs: its buffers right "

@@ -117,15 +117,12 @@ def check_case(kernels, inputs_path, ref_path, varlen):
     # The kernels use no atomics: the same call again gives the same bits.
     # A difference is a race between the warps or blocks of a kernel, which
     # the tolerance alone may let through where it lands rarely.
-    for _ in range(REPEATS):
-        o_again, final_again = torch.full_like(o, float("nan")), torch.full_like(final, float("nan"))
-        kernels.call("prefill", inputs, o_again, initial, final_again, cu,
-                     cu.cpu() if cu is not None else None)
-        torch.cuda.synchronize()
-        if not (torch.equal(o_again, o) and torch.equal(final_again, final)):
-            raise RuntimeError(
-                "the same prefill call gave other bits (o %.2e, state %.2e "
-                "apart): a race" % (rel(o_again, o), rel(final_again, final)))
+    diff = again(lambda o2, f2: kernels.call(
+        "prefill", inputs, o2, initial, f2, cu,
+        cu.cpu() if cu is not None else None), o, final, REPEATS)
+    if diff:
+        raise RuntimeError("the same prefill call gave other bits (%.2e "
+                           "apart): a race" % diff)
     # Again on views whose rows are one element longer: strides that no
     # 16-byte copy can take (the split scan then reads the raw input rows
     # the prep kernel handed over, not the inputs). The worse error shows.
@@ -174,6 +171,21 @@ def check_case(kernels, inputs_path, ref_path, varlen):
     return errors
 
 
+def again(call, o, final, times):
+    """`call(o, final)` `times` times more into fresh NaN-filled buffers: the
+    largest relative difference from `o` and `final` (0: the same bits
+    every time)."""
+    worst = 0.0
+    for _ in range(times):
+        o2 = torch.full_like(o, float("nan"))
+        f2 = torch.full_like(final, float("nan"))
+        call(o2, f2)
+        torch.cuda.synchronize()
+        if not (torch.equal(o2, o) and torch.equal(f2, final)):
+            worst = max(worst, rel(o2, o), rel(f2, final), 1e-300)
+    return worst
+
+
 def repeated(folder, spec, shape, times):
     """The prefill of `folder`'s kernels (d = 128) on bench/benchmark.py's
     bf16 inputs at `shape` (B,T,H), `times` times: the largest relative
@@ -183,20 +195,15 @@ def repeated(folder, spec, shape, times):
     _, x, initial, B, T, H = cases(argparse.Namespace(
         spec=spec, shape=shape, decode=None))[0]
     kernels = Kernels(folder, spec)
-    first, worst = None, 0.0
-    for _ in range(times):
-        o = torch.full((B, T, H, D), float("nan"), device="cuda",
-                       dtype=torch.bfloat16)
-        final = torch.full((B, H, D, D), float("nan"), device="cuda")
-        kernels.call("prefill", x, o, initial, final)
-        torch.cuda.synchronize()
-        if first is None:
-            if not (torch.isfinite(o).all() and torch.isfinite(final).all()):
-                return float("inf")  # (not every element written)
-            first = (o, final)
-        elif not (torch.equal(o, first[0]) and torch.equal(final, first[1])):
-            worst = max(worst, rel(o, first[0]), rel(final, first[1]))
-    return worst
+    o = torch.full((B, T, H, D), float("nan"), device="cuda",
+                   dtype=torch.bfloat16)
+    final = torch.full((B, H, D, D), float("nan"), device="cuda")
+    kernels.call("prefill", x, o, initial, final)
+    torch.cuda.synchronize()
+    if not (torch.isfinite(o).all() and torch.isfinite(final).all()):
+        return float("inf")  # (not every element written)
+    return again(lambda o2, f2: kernels.call("prefill", x, o2, initial, f2),
+                 o, final, times - 1)
 
 
 def check_state_indices(kernels, inputs, initial, t):

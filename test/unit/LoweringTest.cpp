@@ -795,14 +795,6 @@ TEST(SharedMemoryPlan, ScanNoTwoLiveTilesShareAFloat) {
   EXPECT_GT(plans, 100);
 }
 
-/// Emits `name` with an out phase (chunk 32); false with `error` set where
-/// the emitter refuses. `mark` may change the lowered body first.
-static bool
-emitWithOutPhase(const std::string &name, CudaKernels &kernels,
-                 std::string &error,
-                 llvm::function_ref<void(rec::ChunkedOp)> mark = nullptr,
-                 bool valueLoop = false);
-
 /// Emits `spec` split at `chunkSize` (with an out phase where `outPhase`);
 /// false with `error` set where the pipeline (a chunk too large for shared
 /// memory, say) or the emitter refuses. `mark` may change the lowered body
@@ -847,10 +839,13 @@ static bool emitSplit(LoadedSpec &spec, int64_t chunkSize, bool outPhase,
                          kernels, error);
 }
 
-static bool emitWithOutPhase(const std::string &name, CudaKernels &kernels,
-                             std::string &error,
-                             llvm::function_ref<void(rec::ChunkedOp)> mark,
-                             bool valueLoop) {
+/// Emits `name` with an out phase (chunk 32); false with `error` set where
+/// the emitter refuses. `mark` may change the lowered body first.
+static bool
+emitWithOutPhase(const std::string &name, CudaKernels &kernels,
+                 std::string &error,
+                 llvm::function_ref<void(rec::ChunkedOp)> mark = nullptr,
+                 bool valueLoop = false) {
   LoadedSpec spec(name);
   return emitSplit(spec, 32, /*outPhase=*/true, kernels, error, mark,
                    valueLoop);
